@@ -1,0 +1,1 @@
+"""Compiled kernels (Cython, nogil, OpenMP). Private: use the public API."""

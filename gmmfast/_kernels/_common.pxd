@@ -1,0 +1,76 @@
+# Shared inline helpers for the kernels: fused float type, the squared distance
+# every kernel uses (so that one labeling always gets one cost), a counter-based
+# random stream per block, and the OpenMP thread count.
+from libc.stdint cimport uint64_t, uint32_t
+
+ctypedef fused floating:
+    float
+    double
+
+
+cdef extern from *:
+    """
+    #include <stdint.h>
+    #ifdef _OPENMP
+    #include <omp.h>
+    static int gmm_omp_max_threads(void) { return omp_get_max_threads(); }
+    static int gmm_has_openmp(void) { return 1; }
+    #else
+    static int gmm_omp_max_threads(void) { return 1; }
+    static int gmm_has_openmp(void) { return 0; }
+    #endif
+
+    /* SplitMix64 (Steele, Lea, Flood 2014): one 64-bit draw per call. */
+    static inline uint64_t gmm_rng_next(uint64_t *s) {
+        uint64_t z = (*s += 0x9E3779B97F4A7C15ULL);
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+        return z ^ (z >> 31);
+    }
+
+    /* Start state of stream `stream` under `seed`: blocks get independent
+       streams that depend on (seed, block index) only, never on threads. */
+    static inline uint64_t gmm_rng_stream(uint64_t seed, uint64_t stream) {
+        uint64_t s = seed ^ (0xD1B54A32D192ED03ULL * (stream + 1));
+        gmm_rng_next(&s);
+        return gmm_rng_next(&s);
+    }
+
+    /* Uniform integer in [0, s) from the 32-bit draw x (Lemire 2019, exact:
+       the rare biased draws are rejected and redrawn from the stream). */
+    static inline uint32_t gmm_rng_bounded(uint32_t x, uint32_t s, uint64_t *state) {
+        uint64_t m = (uint64_t)x * (uint64_t)s;
+        uint32_t l = (uint32_t)m;
+        if (l < s) {
+            uint32_t t = (uint32_t)(-s) % s;
+            while (l < t) {
+                x = (uint32_t)(gmm_rng_next(state) >> 32);
+                m = (uint64_t)x * (uint64_t)s;
+                l = (uint32_t)m;
+            }
+        }
+        return (uint32_t)(m >> 32);
+    }
+
+    /* Uniform double in [0, 1) with 53 random bits. */
+    static inline double gmm_rng_uniform(uint64_t *state) {
+        return (double)(gmm_rng_next(state) >> 11) * 0x1.0p-53;
+    }
+    """
+    int gmm_omp_max_threads() noexcept nogil
+    int gmm_has_openmp() noexcept nogil
+    uint64_t gmm_rng_next(uint64_t *s) noexcept nogil
+    uint64_t gmm_rng_stream(uint64_t seed, uint64_t stream) noexcept nogil
+    uint32_t gmm_rng_bounded(uint32_t x, uint32_t s, uint64_t *state) noexcept nogil
+    double gmm_rng_uniform(uint64_t *state) noexcept nogil
+
+
+cdef inline double sqdist(const floating* x, const floating* c, Py_ssize_t d) noexcept nogil:
+    """Squared Euclidean distance, accumulated in double by direct differences."""
+    cdef double s = 0.0
+    cdef double t
+    cdef Py_ssize_t f
+    for f in range(d):
+        t = <double>x[f] - <double>c[f]
+        s = s + t * t
+    return s

@@ -1,0 +1,109 @@
+"""Input validation shared by the estimators: checked once at the API, never in kernels."""
+from __future__ import annotations
+
+import numbers
+from typing import Any, Optional
+
+import numpy as np
+
+try:  # scikit-learn users catch this class; it is a ValueError and an AttributeError
+    from sklearn.exceptions import NotFittedError
+except ImportError:  # pragma: no cover - exercised only without scikit-learn
+    class NotFittedError(ValueError, AttributeError):
+        """Raised when a method needs a fitted estimator."""
+
+FLOAT_DTYPES = (np.float64, np.float32)
+
+
+def check_array(X: Any, name: str = "X", *, dtype: Optional[np.dtype] = None,
+                ndim: int = 2, estimator: str = "") -> np.ndarray:
+    """Return X as a C-contiguous float32/float64 array of ``ndim`` dimensions, all finite.
+
+    float32 and float64 are kept; integer and boolean input becomes float64;
+    anything else (complex, strings, sparse matrices, ragged lists) raises.
+    """
+    if hasattr(X, "toarray") or hasattr(X, "tocsr"):
+        raise TypeError(f"{name}: sparse input is not supported; pass a dense array "
+                        "(e.g. X.toarray()).")
+    try:
+        arr = np.asarray(X)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"{name} must be an array of numbers: {exc}") from None
+    if np.iscomplexobj(arr):
+        raise ValueError(f"{name}: complex data not supported, got dtype {arr.dtype}.")
+    if arr.dtype.kind == "O":
+        try:
+            arr = arr.astype(np.float64)
+        except (ValueError, TypeError) as exc:
+            raise ValueError(f"{name} must contain numbers only: {exc}") from None
+    if arr.dtype.kind not in "fiub":
+        raise ValueError(f"{name} must contain numbers, got dtype {arr.dtype}.")
+    if dtype is not None:
+        arr = arr.astype(dtype, copy=False)
+    elif arr.dtype not in FLOAT_DTYPES:
+        arr = arr.astype(np.float64)
+    if arr.ndim != ndim:
+        hint = (" Reshape your data with X.reshape(-1, 1) for a single feature or "
+                "X.reshape(1, -1) for a single sample." if ndim == 2 and arr.ndim == 1 else "")
+        raise ValueError(f"{name} must be a {ndim}-D array, got a {arr.ndim}-D array of shape "
+                         f"{arr.shape}.{hint}")
+    if arr.ndim >= 1 and arr.shape[0] == 0:
+        raise ValueError(f"{name} is empty: found array with 0 sample(s) (shape={arr.shape}); "
+                         "at least 1 is required.")
+    if arr.ndim == 2 and arr.shape[1] == 0:
+        raise ValueError(f"{name} has 0 feature(s) (shape={arr.shape}); at least 1 is required.")
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} contains NaN or infinity; all values must be finite.")
+    return np.ascontiguousarray(arr)
+
+
+def check_sample_weight(sample_weight: Any, n_samples: int, dtype: np.dtype) -> np.ndarray:
+    """Sample weights as a contiguous array of ``dtype``: ones when None; finite and >= 0."""
+    if sample_weight is None:
+        return np.ones(n_samples, dtype=dtype)
+    if isinstance(sample_weight, numbers.Number):
+        sw = np.full(n_samples, sample_weight, dtype=dtype)
+    else:
+        sw = check_array(sample_weight, "sample_weight", dtype=dtype, ndim=1)
+    if sw.shape != (n_samples,):
+        raise ValueError(f"sample_weight must have shape ({n_samples},), got {sw.shape}.")
+    if not np.isfinite(sw).all() or (sw < 0).any():
+        raise ValueError("sample_weight must be finite and >= 0.")
+    if not sw.sum() > 0:
+        raise ValueError("sample_weight must have a positive sum.")
+    return np.ascontiguousarray(sw)
+
+
+def check_random_state(seed: Any) -> np.random.Generator:
+    """A numpy Generator from None, an int, a Generator or a legacy RandomState."""
+    if seed is None:
+        return np.random.default_rng()
+    if isinstance(seed, np.random.Generator):
+        return seed
+    if isinstance(seed, np.random.RandomState):
+        return np.random.default_rng(seed.randint(0, 2**31 - 1, size=4))
+    if isinstance(seed, numbers.Integral) and not isinstance(seed, bool) and seed >= 0:
+        return np.random.default_rng(int(seed))
+    raise ValueError("random_state must be None, a non-negative int, a numpy Generator or "
+                     f"a numpy RandomState, got {seed!r}.")
+
+
+def draw_seed(rng: np.random.Generator) -> int:
+    """A 64-bit seed for a kernel's random streams."""
+    return int(rng.integers(0, 2**64, dtype=np.uint64, endpoint=False))
+
+
+def check_int(value: Any, name: str, low: int, high: Optional[int] = None) -> int:
+    """An integer in [low, high] (high optional), else a ValueError naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ValueError(f"{name} must be an integer, got {value!r}.")
+    if value < low or (high is not None and value > high):
+        rng = f">= {low}" if high is None else f"in [{low}, {high}]"
+        raise ValueError(f"{name} must be an integer {rng}, got {value!r}.")
+    return int(value)
+
+try:
+    from sklearn.exceptions import ConvergenceWarning
+except ImportError:  # pragma: no cover - exercised only without scikit-learn
+    class ConvergenceWarning(UserWarning):
+        """Warns that a fit did not reach the requested solution quality."""

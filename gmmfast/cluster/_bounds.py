@@ -1,0 +1,332 @@
+"""k-means as a G-MM bound family (paper section 4.1), over the Cython kernels.
+
+A bound is an assignment ``z`` (int32 labels); its value at centers ``w`` is
+``b_z(w) = sum_i s_i ||x_i - mu_{z_i}||^2``; its minimiser is the weighted
+means. The touching bound at ``w`` is the nearest-center assignment, and a
+random valid bound comes from a Metropolis walk over assignments whose cost at
+``w`` stays within the threshold.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, Optional, Tuple
+
+import numpy as np
+
+from .._kernels import _kmeans as K
+from .._validation import check_array, check_int, check_random_state, check_sample_weight, draw_seed
+from ..core import Selection
+
+CHUNK = K.CHUNK
+#: Points per random-walk block. Blocks depend on n only, so results do not
+#: depend on the thread count; sets of up to this size walk as one chain,
+#: exactly the paper's walk.
+WALK_BLOCK = 1 << 15
+#: From this many features on, distances use BLAS gemm (measured in bench/).
+GEMM_MIN_FEATURES = 16
+#: Memory cap for the per-slot center sums.
+_SLOT_BYTES = 32 << 20
+_MAX_SLOTS = 64
+
+
+def n_slots(n: int, k: int, d: int) -> int:
+    """Number of slots for center sums: depends on (n, k, d) only, never on threads."""
+    n_chunks = -(-n // CHUNK)
+    return max(1, min(n_chunks, _MAX_SLOTS, _SLOT_BYTES // (8 * k * (d + 1))))
+
+
+def total(chunk_costs: np.ndarray) -> float:
+    """A cost total from chunk sums: correctly rounded, so independent of any order."""
+    return math.fsum(chunk_costs)
+
+
+def labeling_cost(X: np.ndarray, sw: np.ndarray, centers: np.ndarray, labels: np.ndarray,
+                  n_threads: int, point_costs: Optional[np.ndarray] = None) -> float:
+    """b_z(w): the cost of ``labels`` at ``centers`` (per point into ``point_costs`` if given)."""
+    chunk = np.empty(-(-X.shape[0] // CHUNK))
+    K.label_costs(X, sw, centers, labels, chunk,
+                  np.empty(0) if point_costs is None else point_costs, n_threads)
+    return total(chunk)
+
+
+def update_centers(X: np.ndarray, sw: np.ndarray, labels: np.ndarray, centers_old: np.ndarray,
+                   n_threads: int) -> Tuple[np.ndarray, np.ndarray]:
+    """Minimiser of the bound of ``labels``: weighted means; an empty cluster keeps its center.
+
+    Returns the new centers and each cluster's total weight.
+    """
+    k, d = centers_old.shape
+    slots = n_slots(X.shape[0], k, d)
+    sums = np.empty((slots, k, d))
+    weights = np.empty((slots, k))
+    K.accumulate(X, sw, labels, sums, weights, n_threads)
+    return _centers_from_sums(sums, weights, centers_old)
+
+
+def _centers_from_sums(sums, weights, centers_old):
+    centers = np.empty_like(centers_old)
+    cluster_weights = np.empty(centers_old.shape[0])
+    K.finalize_centers(sums, weights, centers_old, centers, cluster_weights)
+    return centers, cluster_weights
+
+
+@dataclass
+class Assignment:
+    """One pass of the assignment kernel at centers ``w`` (cached by the family)."""
+
+    w: np.ndarray
+    labels: np.ndarray            # nearest-center labels: the touching bound
+    objective: float              # F(w)
+    prev_labels: Optional[np.ndarray] = None
+    prev_value: float = float("nan")   # b_{prev_labels}(w)
+    sums: Optional[np.ndarray] = None  # slot sums of the touching bound's clusters
+    weights: Optional[np.ndarray] = None
+
+
+def assign(X: np.ndarray, sw: np.ndarray, centers: np.ndarray, n_threads: int, *,
+           prev_labels: Optional[np.ndarray] = None, with_sums: bool = False) -> Assignment:
+    """Nearest-center labels and F(w); optionally b_{prev}(w) and the new clusters' sums."""
+    n, d = X.shape
+    k = centers.shape[0]
+    n_chunks = -(-n // CHUNK)
+    labels = np.empty(n, dtype=np.int32)
+    chunk = np.empty(n_chunks)
+    chunk_prev = np.empty(n_chunks if prev_labels is not None else 0)
+    if with_sums:
+        slots = n_slots(n, k, d)
+        sums, weights = np.empty((slots, k, d)), np.empty((slots, k))
+    else:
+        slots = n_chunks
+        sums, weights = np.empty((0, 0, 0)), np.empty((0, 0))
+    K.assign(X, sw, centers, labels, chunk,
+             np.empty(0, dtype=np.int32) if prev_labels is None else prev_labels, chunk_prev,
+             sums, weights, slots, d >= GEMM_MIN_FEATURES, n_threads)
+    return Assignment(w=centers, labels=labels, objective=total(chunk),
+                      prev_labels=prev_labels,
+                      prev_value=total(chunk_prev) if prev_labels is not None else float("nan"),
+                      sums=sums if with_sums else None, weights=weights if with_sums else None)
+
+
+@dataclass
+class WalkResult:
+    labels: np.ndarray
+    costs: np.ndarray     # per-point cost at the walk's centers
+    value: float          # exact b_z(w) of the returned labels
+    proposals: int
+    accepted: int
+
+
+def walk(X: np.ndarray, sw: np.ndarray, centers: np.ndarray, start: np.ndarray,
+         start_value: float, budget: float, n_steps: int, seed: int, n_threads: int,
+         block_size: int = WALK_BLOCK) -> WalkResult:
+    """Random walk from the valid assignment ``start`` over assignments costing <= ``budget``.
+
+    The points are split into blocks of ``block_size`` (a function of n only);
+    each block walks with its own random stream and its share of the slack,
+    proportional to its size, so the union of the blocks is valid and the
+    result is the same for any thread count. The value of the result is then
+    recomputed from scratch; if rounding pushed it over the budget, moves are
+    undone (largest cost increase first) until it is valid.
+    """
+    n = X.shape[0]
+    k = centers.shape[0]
+    if not start_value <= budget:
+        raise ValueError(f"the starting assignment costs {start_value!r}, more than the "
+                         f"budget {budget!r}; the walk must start from a valid assignment.")
+    labels = start.copy()
+    costs = np.empty(n)
+    if k < 2 or n_steps == 0:
+        labeling_cost(X, sw, centers, labels, n_threads, costs)
+        return WalkResult(labels=labels, costs=costs, value=start_value, proposals=0, accepted=0)
+    n_blocks = -(-n // block_size)
+    sizes = np.full(n_blocks, block_size, dtype=np.int64)
+    sizes[-1] = n - block_size * (n_blocks - 1)
+    block_slack = (budget - start_value) * (sizes / n)
+    block_steps = (n_steps * sizes) // n
+    block_steps[: n_steps - int(block_steps.sum())] += 1
+    accepted = np.zeros(n_blocks, dtype=np.int64)
+    K.walk(X, sw, centers, labels, costs, block_size, block_slack, block_steps, seed,
+           accepted, n_threads)
+    value = labeling_cost(X, sw, centers, labels, n_threads)
+    if value > budget:
+        value = _repair(X, sw, centers, start, labels, costs, budget, n_threads)
+    return WalkResult(labels=labels, costs=costs, value=value, proposals=n_steps,
+                      accepted=int(accepted.sum()))
+
+
+def _repair(X, sw, centers, start, labels, costs, budget, n_threads):
+    """Undo moves until the exact cost is within budget (only rounding can make this run)."""
+    start_costs = np.empty(X.shape[0])
+    labeling_cost(X, sw, centers, start, n_threads, start_costs)
+    value = math.inf
+    while value > budget:
+        moved = np.flatnonzero(labels != start)
+        increase = costs[moved] - start_costs[moved]
+        undo = moved if increase.size == 0 or increase.max() <= 0 else moved[[np.argmax(increase)]]
+        labels[undo] = start[undo]
+        costs[undo] = start_costs[undo]
+        value = labeling_cost(X, sw, centers, labels, n_threads)
+    return value
+
+
+def sample_assignment(X: Any, centers: Any, labels: Any, budget: float, n_steps: int,
+                      random_state: Any = None, *, sample_weight: Any = None
+                      ) -> Tuple[np.ndarray, float, int]:
+    """Sample a k-means bound: a random assignment whose cost at ``centers`` is <= ``budget``.
+
+    A Metropolis random walk (uniform proposals: one point to another cluster;
+    accepted iff the total cost stays within ``budget``) started at ``labels``,
+    which must itself be within budget. O(d) per proposal; no n x k matrix.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+    centers : array-like of shape (n_clusters, n_features)
+    labels : array-like of int, shape (n_samples,)
+        Valid starting assignment (e.g. the nearest centers).
+    budget : float
+        Upper limit on sum_i s_i ||x_i - centers[z_i]||^2 (v_{t-1} in the paper).
+    n_steps : int
+        Number of proposals.
+    random_state : None, int or numpy Generator
+    sample_weight : array-like of shape (n_samples,), optional
+
+    Returns
+    -------
+    labels : ndarray of int32, shape (n_samples,)
+    cost : float
+        The exact cost of the returned labels (<= budget).
+    n_accepted : int
+        Number of accepted moves.
+    """
+    X = check_array(X, "X")
+    centers = check_array(centers, "centers", dtype=X.dtype)
+    if centers.shape[1] != X.shape[1]:
+        raise ValueError(f"centers must have {X.shape[1]} columns like X, got {centers.shape}.")
+    labels = np.asarray(labels)
+    if labels.shape != (X.shape[0],) or labels.dtype.kind not in "iu":
+        raise ValueError(f"labels must be integers of shape ({X.shape[0]},), got "
+                         f"{labels.dtype} of shape {labels.shape}.")
+    if labels.size and (labels.min() < 0 or labels.max() >= centers.shape[0]):
+        raise ValueError(f"labels must lie in [0, {centers.shape[0] - 1}].")
+    n_steps = check_int(n_steps, "n_steps", 0)
+    if not np.isfinite(budget):
+        raise ValueError(f"budget must be a finite number, got {budget!r}.")
+    sw = check_sample_weight(sample_weight, X.shape[0], X.dtype)
+    labels = np.ascontiguousarray(labels, dtype=np.int32)
+    rng = check_random_state(random_state)
+    n_threads = K.openmp_max_threads()
+    start_value = labeling_cost(X, sw, centers, labels, n_threads)
+    res = walk(X, sw, centers, labels, start_value, float(budget), n_steps, draw_seed(rng),
+               n_threads)
+    return res.labels, res.value, res.accepted
+
+
+def balanced_bias(labels: np.ndarray, costs: np.ndarray) -> float:
+    """Built-in bias against cluster starvation: entropy of the cluster sizes.
+
+    Larger when points are spread evenly over clusters; an empty or starving
+    cluster lowers it. Used by ``selection="balanced"``.
+    """
+    counts = np.bincount(labels)
+    p = counts[counts > 0] / labels.shape[0]
+    return float(-(p * np.log(p)).sum())
+
+
+class KMeansBounds:
+    """The k-means bound family for :func:`gmmfast.core.generalized_mm`.
+
+    ``w`` is a (k, d) array of centers, a bound is an int32 label array.
+    Evaluations at a new ``w`` are fused into one pass over X: the pass that
+    computes b_t(w_t) also finds the nearest centers (F(w_t) and the touching
+    bound for the next iteration) and, when ``fuse_sums`` (MM selection), the
+    sums that minimise that touching bound. Cached results are matched by
+    object identity, so the numbers are those a fresh computation would give.
+
+    Parameters
+    ----------
+    X, sample_weight : validated contiguous arrays of one float dtype
+    walk_steps : int
+        Proposals per random selection.
+    n_threads : int
+    fuse_sums : bool
+        Accumulate the touching bound's sums during each assignment pass.
+    n_candidates : int
+        Random valid bounds drawn for a biased selection (plus the touching one).
+    """
+
+    def __init__(self, X: np.ndarray, sample_weight: np.ndarray, *, walk_steps: int,
+                 n_threads: int, fuse_sums: bool = False, n_candidates: int = 8,
+                 block_size: int = WALK_BLOCK):
+        self.X = X
+        self.sw = sample_weight
+        self.walk_steps = walk_steps
+        self.n_threads = n_threads
+        self.fuse_sums = fuse_sums
+        self.n_candidates = n_candidates
+        self.block_size = block_size
+        self._at: Optional[Assignment] = None
+        self._picked: Optional[Tuple[np.ndarray, np.ndarray, float]] = None
+
+    def _assignment(self, w: np.ndarray, prev_labels: Optional[np.ndarray] = None) -> Assignment:
+        a = self._at
+        if a is None or a.w is not w:
+            a = assign(self.X, self.sw, w, self.n_threads, prev_labels=prev_labels,
+                       with_sums=self.fuse_sums)
+            self._at = a
+        return a
+
+    def objective(self, w: np.ndarray) -> float:
+        return self._assignment(w).objective
+
+    def touching(self, w: np.ndarray) -> np.ndarray:
+        return self._assignment(w).labels
+
+    def bound_value(self, bound: np.ndarray, w: np.ndarray) -> float:
+        a = self._at
+        if a is not None and a.w is w:
+            if bound is a.labels:
+                return a.objective
+            if bound is a.prev_labels:
+                return a.prev_value
+        if self._picked is not None and self._picked[0] is bound and self._picked[1] is w:
+            return self._picked[2]
+        if a is None or a.w is not w:   # a new solution: fuse with its assignment pass
+            return self._assignment(w, prev_labels=bound).prev_value
+        return labeling_cost(self.X, self.sw, w, bound, self.n_threads)
+
+    def minimize(self, bound: np.ndarray, w: np.ndarray) -> np.ndarray:
+        a = self._at
+        if a is not None and a.w is w and bound is a.labels and a.sums is not None:
+            return _centers_from_sums(a.sums, a.weights, w)[0]
+        return update_centers(self.X, self.sw, bound, w, self.n_threads)[0]
+
+    def _walk(self, w: np.ndarray, threshold: float, seed: int) -> WalkResult:
+        a = self._assignment(w)
+        return walk(self.X, self.sw, w, a.labels, a.objective, threshold, self.walk_steps,
+                    seed, self.n_threads, self.block_size)
+
+    def random_valid(self, w: np.ndarray, threshold: float,
+                     rng: np.random.Generator) -> Selection:
+        res = self._walk(w, threshold, draw_seed(rng))
+        self._picked = (res.labels, w, res.value)
+        return Selection(res.labels, res.proposals, res.accepted)
+
+    def biased_valid(self, w: np.ndarray, threshold: float, bias: Callable,
+                     rng: np.random.Generator) -> Selection:
+        """The best of the touching bound and ``n_candidates`` random valid bounds under ``bias``."""
+        a = self._assignment(w)
+        costs = np.empty(self.X.shape[0])
+        labeling_cost(self.X, self.sw, w, a.labels, self.n_threads, costs)
+        best = (float(bias(a.labels, costs)), a.labels, a.objective)
+        proposals = accepted = 0
+        for _ in range(self.n_candidates):
+            res = self._walk(w, threshold, draw_seed(rng))
+            proposals += res.proposals
+            accepted += res.accepted
+            score = float(bias(res.labels, res.costs))
+            if score > best[0]:
+                best = (score, res.labels, res.value)
+        self._picked = (best[1], w, best[2])
+        return Selection(best[1], proposals, accepted)

@@ -1,0 +1,306 @@
+"""GMMKMeans: k-means clustering optimised by Generalized Majorization-Minimization."""
+from __future__ import annotations
+
+import numbers
+import warnings
+from typing import Any, Callable, Optional, Union
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from .._base import BaseEstimator
+from .._kernels import _kmeans as K
+from .._validation import (ConvergenceWarning, check_array, check_int, check_random_state,
+                           check_sample_weight)
+from ..core import GMMResult, check_eta, check_max_iter, check_tol, generalized_mm
+from ._bounds import KMeansBounds, assign, balanced_bias, update_centers
+
+INITS = ("k-means++", "forgy", "random-partition")
+SELECTIONS = ("random", "mm", "balanced")
+#: Proposals per point and iteration when walk_steps="auto" (see bench/walk_steps.py).
+AUTO_STEPS_PER_POINT = 10
+
+
+def kmeans_plusplus(X: np.ndarray, n_clusters: int, sample_weight: np.ndarray,
+                    rng: np.random.Generator) -> np.ndarray:
+    """Greedy k-means++ seeding (Arthur & Vassilvitskii 2007), 2 + log k trials per center."""
+    n, d = X.shape
+    centers = np.empty((n_clusters, d), dtype=X.dtype)
+    n_trials = 2 + int(np.log(n_clusters))
+    x_sq = np.einsum("ij,ij->i", X, X, dtype=np.float64)
+    first = rng.choice(n, p=sample_weight / sample_weight.sum())
+    centers[0] = X[first]
+    closest = _sqdist_to(X, x_sq, X[[first]])[0]
+    potential = float(sample_weight @ closest)
+    for c in range(1, n_clusters):
+        if potential > 0:
+            cum = np.cumsum(sample_weight * closest)
+            cand = np.minimum(np.searchsorted(cum, rng.random(n_trials) * cum[-1]), n - 1)
+        else:   # every point already sits on a center: duplicates are unavoidable
+            cand = rng.choice(n, size=n_trials, p=sample_weight / sample_weight.sum())
+        dist = np.minimum(closest, _sqdist_to(X, x_sq, X[cand]))
+        pots = dist @ sample_weight
+        best = int(np.argmin(pots))
+        potential, closest = float(pots[best]), dist[best]
+        centers[c] = X[cand[best]]
+    return centers
+
+
+def _sqdist_to(X, x_sq, C):
+    """Squared distances (len(C), n) by the expanded form, clipped at 0."""
+    C64 = C.astype(np.float64)
+    out = np.einsum("ij,ij->i", C64, C64)[:, None] - 2.0 * (C64 @ X.T.astype(np.float64)) + x_sq
+    return np.maximum(out, 0.0, out=out)
+
+
+class GMMKMeans(BaseEstimator):
+    """k-means clustering by Generalized Majorization-Minimization (G-MM).
+
+    Lloyd's algorithm is MM: each iteration assigns every point to its nearest
+    center (the bound that touches the k-means objective) and moves the
+    centers to the means. G-MM only asks that each new assignment costs, at
+    the previous centers, no more than ``v = eta F + (1 - eta) b`` of the
+    previous iteration; with ``selection="random"`` it draws such an
+    assignment by a random walk, which lets it leave the local minima near the
+    initialisation that Lloyd sticks to (Naderi et al., ICML 2019).
+
+    Parameters
+    ----------
+    n_clusters : int, default=8
+    eta : float in (0, 1], default=0.02
+        Progress coefficient. 1 gives Lloyd's algorithm exactly.
+    init : {"k-means++", "forgy", "random-partition"}, array of shape (n_clusters, n_features) or callable, default="k-means++"
+        "forgy": k distinct samples; "random-partition": each sample to a
+        random cluster, centers at the means (an empty cluster gets a random
+        sample); a callable is called as ``init(X, n_clusters, random_state)``
+        with a numpy Generator and returns the centers.
+    n_init : int, default=1
+        Runs from different initialisations; the one with the lowest objective is kept.
+    max_iter : int, default=300
+    tol : float, default=1e-4
+        Stop when the gap d_t = b_t(w_t) - F(w_t) is at most ``tol * F(w_0)``.
+    selection : {"random", "mm", "balanced"} or callable, default="random"
+        How bounds are chosen among the valid ones. "random": a random walk
+        over assignments (the paper's random bounds); "mm": the touching bound
+        (Lloyd); "balanced": the built-in bias against cluster starvation (the
+        entropy of the cluster sizes, see :func:`balanced_bias`); a callable
+        ``g(labels, costs) -> float`` is a bias: the highest-scoring of the
+        touching bound and ``n_candidates`` random valid bounds is used.
+    walk_steps : int or "auto", default="auto"
+        Random-walk proposals per iteration; "auto" is 10 per sample.
+    n_candidates : int, default=8
+        Random valid bounds scored by a bias (biased selection only).
+    random_state : None, int, numpy Generator or RandomState, default=None
+        Results are identical for a fixed seed whatever the thread count.
+    verbose : int, default=0
+        Show a progress bar per run.
+
+    Attributes
+    ----------
+    cluster_centers_ : ndarray of shape (n_clusters, n_features)
+    labels_ : ndarray of int32, shape (n_samples,)
+        Nearest center of each training sample.
+    inertia_ : float
+        Sum of weighted squared distances to the nearest center, F(w).
+    n_iter_ : int
+    history_ : gmmfast.core.History
+        Per-iteration record of the kept run (bounds, thresholds, gaps, walk statistics).
+    n_features_in_ : int
+    """
+
+    def __init__(self, n_clusters: int = 8, *, eta: float = 0.02,
+                 init: Union[str, np.ndarray, Callable] = "k-means++", n_init: int = 1,
+                 max_iter: int = 300, tol: float = 1e-4,
+                 selection: Union[str, Callable] = "random",
+                 walk_steps: Union[int, str] = "auto", n_candidates: int = 8,
+                 random_state: Any = None, verbose: int = 0):
+        self.n_clusters = n_clusters
+        self.eta = eta
+        self.init = init
+        self.n_init = n_init
+        self.max_iter = max_iter
+        self.tol = tol
+        self.selection = selection
+        self.walk_steps = walk_steps
+        self.n_candidates = n_candidates
+        self.random_state = random_state
+        self.verbose = verbose
+
+    # -- validation -------------------------------------------------------------
+    def _check_params(self, X: np.ndarray) -> dict:
+        n, d = X.shape
+        k = check_int(self.n_clusters, "n_clusters", 1)
+        if k > n:
+            raise ValueError(f"n_samples={n} should be >= n_clusters={k}.")
+        init = self.init
+        n_init = check_int(self.n_init, "n_init", 1)
+        if isinstance(init, str):
+            if init not in INITS:
+                raise ValueError(f"init must be one of {INITS}, an array of shape "
+                                 f"(n_clusters, n_features) or a callable, got {init!r}.")
+        elif callable(init):
+            pass
+        else:
+            init = check_array(init, "init", dtype=X.dtype)
+            if init.shape != (k, d):
+                raise ValueError(f"init array must have shape (n_clusters, n_features) = "
+                                 f"({k}, {d}), got {init.shape}.")
+            if n_init != 1:
+                warnings.warn("Explicit initial centers given: n_init is set to 1.",
+                              RuntimeWarning, stacklevel=3)
+                n_init = 1
+        selection = self.selection
+        if isinstance(selection, str):
+            if selection not in SELECTIONS:
+                raise ValueError(f"selection must be one of {SELECTIONS} or a callable "
+                                 f"g(labels, costs) -> float, got {selection!r}.")
+        elif not callable(selection):
+            raise ValueError(f"selection must be one of {SELECTIONS} or a callable, "
+                             f"got {selection!r}.")
+        if isinstance(self.walk_steps, str):
+            if self.walk_steps != "auto":
+                raise ValueError(f"walk_steps must be 'auto' or an integer >= 0, "
+                                 f"got {self.walk_steps!r}.")
+            walk_steps = AUTO_STEPS_PER_POINT * n
+        else:
+            walk_steps = check_int(self.walk_steps, "walk_steps", 0)
+        return dict(k=k, init=init, n_init=n_init, selection=selection,
+                    eta=check_eta(self.eta), tol=check_tol(self.tol),
+                    max_iter=check_max_iter(self.max_iter), walk_steps=walk_steps,
+                    n_candidates=check_int(self.n_candidates, "n_candidates", 0),
+                    verbose=check_int(self.verbose, "verbose", 0))
+
+    def _check_test_data(self, X: Any) -> np.ndarray:
+        self._check_is_fitted()
+        X = check_array(X, "X")
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is "
+                             f"expecting {self.n_features_in_} features as input.")
+        return X
+
+    # -- fitting ------------------------------------------------------------------
+    def _init_centers(self, X, sw, k, init, rng, n_threads):
+        n = X.shape[0]
+        if isinstance(init, np.ndarray):
+            return init.copy()
+        if callable(init):
+            centers = check_array(init(X, k, rng), "init(X, n_clusters, random_state)",
+                                  dtype=X.dtype)
+            if centers.shape != (k, X.shape[1]):
+                raise ValueError(f"init callable must return an array of shape ({k}, "
+                                 f"{X.shape[1]}), got {centers.shape}.")
+            return centers
+        if init == "k-means++":
+            return kmeans_plusplus(X, k, sw, rng)
+        forgy = X[rng.choice(n, size=k, replace=False)]
+        if init == "forgy":
+            return np.ascontiguousarray(forgy)
+        labels = rng.integers(0, k, size=n).astype(np.int32)   # random partition
+        return update_centers(X, sw, labels, np.ascontiguousarray(forgy), n_threads)[0]
+
+    def fit(self, X: Any, y: Any = None, sample_weight: Any = None) -> "GMMKMeans":
+        """Cluster X.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            float32 stays float32; other numeric input becomes float64.
+        y : ignored
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative weights; the objective is sum_i s_i ||x_i - mu_{z_i}||^2.
+
+        Returns
+        -------
+        self
+        """
+        X = check_array(X, "X")
+        p = self._check_params(X)
+        sw = check_sample_weight(sample_weight, X.shape[0], X.dtype)
+        rng = check_random_state(self.random_state)
+        n_threads = K.openmp_max_threads()
+        eta, selection = p["eta"], p["selection"]
+        if selection == "random" and eta == 1.0:
+            selection = "mm"     # every valid bound touches: the touching one is Lloyd's
+        core_selection = balanced_bias if selection == "balanced" else selection
+        best: Optional[GMMResult] = None
+        best_family = None
+        with threadpool_limits(limits=1, user_api="blas"):
+            for run in range(p["n_init"]):
+                w0 = self._init_centers(X, sw, p["k"], p["init"], rng, n_threads)
+                family = KMeansBounds(X, sw, walk_steps=p["walk_steps"], n_threads=n_threads,
+                                      fuse_sums=selection == "mm",
+                                      n_candidates=p["n_candidates"])
+                res = self._run(family, w0, p, core_selection, rng, run)
+                if best is None or res.objective < best.objective:
+                    best, best_family = res, family
+            labels = best_family.touching(best.w)
+        n_distinct = np.unique(labels).shape[0]
+        if n_distinct < p["k"]:
+            warnings.warn(f"Number of distinct clusters ({n_distinct}) found smaller than "
+                          f"n_clusters ({p['k']}). Possibly due to duplicate points in X.",
+                          ConvergenceWarning, stacklevel=2)
+        self.cluster_centers_ = best.w
+        self.labels_ = labels
+        self.inertia_ = best.objective
+        self.n_iter_ = best.n_iter
+        self.history_ = best.history
+        self.n_features_in_ = X.shape[1]
+        self._fitted = True
+        return self
+
+    def _run(self, family, w0, p, selection, rng, run) -> GMMResult:
+        callback, bar = None, None
+        if p["verbose"]:
+            from tqdm.auto import tqdm
+            bar = tqdm(total=p["max_iter"], desc=f"G-MM k-means run {run + 1}/{p['n_init']}",
+                       leave=False)
+
+            def callback(t, history):
+                bar.update(1)
+                bar.set_postfix(objective=f"{history.objective[-1]:.6g}",
+                                gap=f"{history.gap[-1]:.3g}")
+        try:
+            return generalized_mm(family, w0, eta=p["eta"], tol=p["tol"],
+                                  max_iter=p["max_iter"], selection=selection,
+                                  random_state=rng, callback=callback)
+        finally:
+            if bar is not None:
+                bar.close()
+
+    def fit_predict(self, X: Any, y: Any = None, sample_weight: Any = None) -> np.ndarray:
+        """Fit and return the training labels."""
+        return self.fit(X, sample_weight=sample_weight).labels_
+
+    def predict(self, X: Any, sample_weight: Any = None) -> np.ndarray:
+        """Index of the nearest center of each sample."""
+        X = self._check_test_data(X)
+        return self._assign(X, sample_weight).labels
+
+    def _assign(self, X, sample_weight):
+        sw = check_sample_weight(sample_weight, X.shape[0], X.dtype)
+        centers = np.ascontiguousarray(self.cluster_centers_, dtype=X.dtype)
+        with threadpool_limits(limits=1, user_api="blas"):
+            return assign(X, sw, centers, K.openmp_max_threads())
+
+    def transform(self, X: Any) -> np.ndarray:
+        """Euclidean distance of each sample to each center, shape (n_samples, n_clusters)."""
+        X = self._check_test_data(X)
+        centers = np.ascontiguousarray(self.cluster_centers_, dtype=X.dtype)
+        out = np.empty((X.shape[0], centers.shape[0]), dtype=X.dtype)
+        K.distances(X, centers, out, K.openmp_max_threads())
+        return out
+
+    def fit_transform(self, X: Any, y: Any = None, sample_weight: Any = None) -> np.ndarray:
+        """Fit, then return the distances of the training samples to the centers."""
+        return self.fit(X, sample_weight=sample_weight).transform(X)
+
+    def score(self, X: Any, y: Any = None, sample_weight: Any = None) -> float:
+        """Opposite of the k-means objective of X at the fitted centers."""
+        X = self._check_test_data(X)
+        return -self._assign(X, sample_weight).objective
+
+    def _more_sklearn_tags(self, tags: Any) -> Any:
+        from sklearn.utils import TransformerTags
+        tags.estimator_type = "clusterer"
+        tags.transformer_tags = TransformerTags(preserves_dtype=["float64", "float32"])
+        return tags
