@@ -234,11 +234,12 @@ class GMMKMeans(BaseEstimator):
                 if best is None or res.objective < best.objective:
                     best, best_family = res, family
             labels = best_family.touching(best.w)
-        n_distinct = np.unique(labels).shape[0]
-        if n_distinct < p["k"]:
-            warnings.warn(f"Number of distinct clusters ({n_distinct}) found smaller than "
-                          f"n_clusters ({p['k']}). Possibly due to duplicate points in X.",
-                          ConvergenceWarning, stacklevel=2)
+        if np.unique(labels).shape[0] < p["k"]:
+            n_points = np.unique(X, axis=0).shape[0]
+            if n_points < p["k"]:
+                warnings.warn(f"X has {n_points} distinct points, fewer than n_clusters "
+                              f"({p['k']}): some clusters are empty or duplicated.",
+                              ConvergenceWarning, stacklevel=2)
         self.cluster_centers_ = best.w
         self.labels_ = labels
         self.inertia_ = best.objective

@@ -1,0 +1,1 @@
+"""Subcommands of the gmmfast command line, one module each (see gmmfast.cli)."""
