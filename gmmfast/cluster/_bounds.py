@@ -17,12 +17,9 @@ import numpy as np
 from .._kernels import _kmeans as K
 from .._validation import check_array, check_int, check_random_state, check_sample_weight, draw_seed
 from ..core import Selection
+from ..latent import WALK_BLOCK, block_plan, repair
 
 CHUNK = K.CHUNK
-#: Points per random-walk block. Blocks depend on n only, so results do not
-#: depend on the thread count; sets of up to this size walk as one chain,
-#: exactly the paper's walk.
-WALK_BLOCK = 1 << 15
 #: From this many features on, distances use BLAS gemm (measured in bench/).
 GEMM_MIN_FEATURES = 16
 #: Memory cap for the per-slot center sums.
@@ -139,35 +136,18 @@ def walk(X: np.ndarray, sw: np.ndarray, centers: np.ndarray, start: np.ndarray,
     if k < 2 or n_steps == 0:
         labeling_cost(X, sw, centers, labels, n_threads, costs)
         return WalkResult(labels=labels, costs=costs, value=start_value, proposals=0, accepted=0)
-    n_blocks = -(-n // block_size)
-    sizes = np.full(n_blocks, block_size, dtype=np.int64)
-    sizes[-1] = n - block_size * (n_blocks - 1)
-    block_slack = (budget - start_value) * (sizes / n)
-    block_steps = (n_steps * sizes) // n
-    block_steps[: n_steps - int(block_steps.sum())] += 1
-    accepted = np.zeros(n_blocks, dtype=np.int64)
+    block_slack, block_steps = block_plan(n, block_size, budget - start_value, n_steps)
+    accepted = np.zeros(block_slack.shape[0], dtype=np.int64)
     K.walk(X, sw, centers, labels, costs, block_size, block_slack, block_steps, seed,
            accepted, n_threads)
     value = labeling_cost(X, sw, centers, labels, n_threads)
     if value > budget:
-        value = _repair(X, sw, centers, start, labels, costs, budget, n_threads)
+        start_costs = np.empty(n)
+        labeling_cost(X, sw, centers, start, n_threads, start_costs)
+        value = repair(labels, start, costs, start_costs, budget,
+                       lambda z: labeling_cost(X, sw, centers, z, n_threads))
     return WalkResult(labels=labels, costs=costs, value=value, proposals=n_steps,
                       accepted=int(accepted.sum()))
-
-
-def _repair(X, sw, centers, start, labels, costs, budget, n_threads):
-    """Undo moves until the exact cost is within budget (only rounding can make this run)."""
-    start_costs = np.empty(X.shape[0])
-    labeling_cost(X, sw, centers, start, n_threads, start_costs)
-    value = math.inf
-    while value > budget:
-        moved = np.flatnonzero(labels != start)
-        increase = costs[moved] - start_costs[moved]
-        undo = moved if increase.size == 0 or increase.max() <= 0 else moved[[np.argmax(increase)]]
-        labels[undo] = start[undo]
-        costs[undo] = start_costs[undo]
-        value = labeling_cost(X, sw, centers, labels, n_threads)
-    return value
 
 
 def sample_assignment(X: Any, centers: Any, labels: Any, budget: float, n_steps: int,
