@@ -18,6 +18,7 @@ from .._kernels import _kmeans as K
 from .._validation import check_array, check_int, check_random_state, check_sample_weight, draw_seed
 from ..core import Selection
 from ..latent import WALK_BLOCK, block_plan, repair
+from . import _samplers
 
 CHUNK = K.CHUNK
 #: From this many features on, distances use BLAS gemm (measured in bench/).
@@ -234,11 +235,24 @@ class KMeansBounds:
         Accumulate the touching bound's sums during each assignment pass.
     n_candidates : int
         Random valid bounds drawn for a biased selection (plus the touching one).
+    sampler : {"uniform", "local", "gibbs"}
+        How a random valid bound is drawn (see :mod:`gmmfast.cluster._samplers`):
+        the paper's walk, the center-graph Metropolis-Hastings walk, or the
+        maximum-entropy draw repaired to validity.
+    n_neighbors : int
+        Neighbours per center in the center graph ("local", "gibbs").
+    local_eps : float
+        Weight of uniform proposals in the "local" walk.
+    relocate_empty : bool
+        Minimise a bound with empty clusters by moving their centers into the
+        costliest clusters (any center of an empty cluster minimises the
+        bound); otherwise they keep their previous center.
     """
 
     def __init__(self, X: np.ndarray, sample_weight: np.ndarray, *, walk_steps: int,
                  n_threads: int, fuse_sums: bool = False, n_candidates: int = 8,
-                 block_size: int = WALK_BLOCK):
+                 block_size: int = WALK_BLOCK, sampler: str = "uniform",
+                 n_neighbors: int = 8, local_eps: float = 0.05, relocate_empty: bool = False):
         self.X = X
         self.sw = sample_weight
         self.walk_steps = walk_steps
@@ -246,8 +260,15 @@ class KMeansBounds:
         self.fuse_sums = fuse_sums
         self.n_candidates = n_candidates
         self.block_size = block_size
+        self.sampler = sampler
+        self.n_neighbors = n_neighbors
+        self.local_eps = local_eps
+        self.relocate_empty = relocate_empty
+        self._relocate_rng = np.random.default_rng(0)
         self._at: Optional[Assignment] = None
         self._picked: Optional[Tuple[np.ndarray, np.ndarray, float]] = None
+        self._graph: Optional[Tuple[np.ndarray, Tuple[np.ndarray, np.ndarray]]] = None
+        self._beta: Optional[float] = None
 
     def _assignment(self, w: np.ndarray, prev_labels: Optional[np.ndarray] = None) -> Assignment:
         a = self._at
@@ -280,12 +301,55 @@ class KMeansBounds:
         a = self._at
         if a is not None and a.w is w and bound is a.labels and a.sums is not None:
             return _centers_from_sums(a.sums, a.weights, w)[0]
-        return update_centers(self.X, self.sw, bound, w, self.n_threads)[0]
+        centers, weights = update_centers(self.X, self.sw, bound, w, self.n_threads)
+        empty = np.flatnonzero(weights == 0)
+        if self.relocate_empty and empty.shape[0]:
+            costs = np.empty(self.X.shape[0])
+            labeling_cost(self.X, self.sw, centers, bound, self.n_threads, costs)
+            _samplers.relocate_empty(self.X, centers, bound, costs, empty, self._relocate_rng)
+        return centers
+
+    def _center_graph(self, w: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+        if self._graph is None or self._graph[0] is not w:
+            self._graph = (w, _samplers.center_graph(w, self.n_neighbors))
+        return self._graph[1]
 
     def _walk(self, w: np.ndarray, threshold: float, seed: int) -> WalkResult:
         a = self._assignment(w)
-        return walk(self.X, self.sw, w, a.labels, a.objective, threshold, self.walk_steps,
-                    seed, self.n_threads, self.block_size)
+        if self.sampler == "uniform" or w.shape[0] < 2:
+            return walk(self.X, self.sw, w, a.labels, a.objective, threshold, self.walk_steps,
+                        seed, self.n_threads, self.block_size)
+        if not a.objective <= threshold:
+            raise ValueError(f"the starting assignment costs {a.objective!r}, more than the "
+                             f"budget {threshold!r}; the walk must start from a valid "
+                             "assignment.")
+        X, sw, n_threads = self.X, self.sw, self.n_threads
+
+        def exact(z, point_costs):
+            return labeling_cost(X, sw, w, z, n_threads, point_costs)
+
+        graph = self._center_graph(w)
+        if self.sampler == "gibbs":
+            labels, costs, value, moved, beta = _samplers.gibbs_sample(
+                X, sw, w, a.labels, a.objective, threshold, graph, seed, n_threads, exact,
+                self._beta)
+            if 0 < beta < math.inf:
+                self._beta = beta
+            return WalkResult(labels=labels, costs=costs, value=value,
+                              proposals=X.shape[0], accepted=moved)
+        labels = a.labels.copy()
+        costs = np.empty(X.shape[0])
+        accepted = _samplers.local_walk(X, sw, w, labels, costs, graph, self.local_eps,
+                                        self.block_size, threshold - a.objective,
+                                        self.walk_steps, seed, n_threads)
+        value = exact(labels, None)
+        if value > threshold:
+            start_costs = np.empty(X.shape[0])
+            exact(a.labels, start_costs)
+            value = repair(labels, a.labels, costs, start_costs, threshold,
+                           lambda z: exact(z, None))
+        return WalkResult(labels=labels, costs=costs, value=value, proposals=self.walk_steps,
+                          accepted=accepted)
 
     def random_valid(self, w: np.ndarray, threshold: float,
                      rng: np.random.Generator) -> Selection:
@@ -293,9 +357,30 @@ class KMeansBounds:
         self._picked = (res.labels, w, res.value)
         return Selection(res.labels, res.proposals, res.accepted)
 
+    def merge_split(self, w: np.ndarray, threshold: float, rng: np.random.Generator) -> Selection:
+        """The touching bound with the clusters cheapest to dissolve dissolved, within the threshold.
+
+        See :func:`gmmfast.cluster._samplers.merge_split_bound`; with
+        ``relocate_empty`` the minimiser then moves the dissolved clusters'
+        centers into the costliest clusters (a merge followed by a split).
+        """
+        a = self._assignment(w)
+        X, sw, n_threads = self.X, self.sw, self.n_threads
+        self._relocate_rng = np.random.default_rng(draw_seed(rng))
+        labels, _, value, merged = _samplers.merge_split_bound(
+            X, sw, w, a.labels, a.objective, threshold, self._center_graph(w), n_threads,
+            lambda z, pc: labeling_cost(X, sw, w, z, n_threads, pc))
+        self._picked = (labels, w, value)
+        return Selection(labels, w.shape[0], merged)
+
     def biased_valid(self, w: np.ndarray, threshold: float, bias: Callable,
                      rng: np.random.Generator) -> Selection:
-        """The best of the touching bound and ``n_candidates`` random valid bounds under ``bias``."""
+        """The best of the touching bound and ``n_candidates`` random valid bounds under ``bias``.
+
+        ``bias="merge-split"`` is the built-in :meth:`merge_split` selection.
+        """
+        if isinstance(bias, str) and bias == "merge-split":
+            return self.merge_split(w, threshold, rng)
         a = self._assignment(w)
         costs = np.empty(self.X.shape[0])
         labeling_cost(self.X, self.sw, w, a.labels, self.n_threads, costs)

@@ -14,9 +14,10 @@ from .._validation import (ConvergenceWarning, check_array, check_int, check_ran
                            check_sample_weight)
 from ..core import GMMResult, check_eta, check_max_iter, check_tol, generalized_mm
 from ._bounds import KMeansBounds, assign, balanced_bias, update_centers
+from ._samplers import SAMPLERS
 
 INITS = ("k-means++", "forgy", "random-partition")
-SELECTIONS = ("random", "mm", "balanced")
+SELECTIONS = ("random", "mm", "balanced", "merge-split")
 #: Proposals per point and iteration when walk_steps="auto" (see bench/walk_steps.py).
 AUTO_STEPS_PER_POINT = 10
 
@@ -85,11 +86,28 @@ class GMMKMeans(BaseEstimator):
         (Lloyd); "balanced": the built-in bias against cluster starvation (the
         entropy of the cluster sizes, see :func:`balanced_bias`); a callable
         ``g(labels, costs) -> float`` is a bias: the highest-scoring of the
-        touching bound and ``n_candidates`` random valid bounds is used.
+        touching bound and ``n_candidates`` random valid bounds is used;
+        "merge-split": the touching bound with the clusters that are cheapest
+        to dissolve (their points sent to neighbouring clusters) dissolved
+        while the bound stays valid, and the freed centers moved into the
+        costliest clusters (any center of an empty cluster minimises the
+        bound).
     walk_steps : int or "auto", default="auto"
         Random-walk proposals per iteration; "auto" is 10 per sample.
     n_candidates : int, default=8
         Random valid bounds scored by a bias (biased selection only).
+    sampler : {"uniform", "local", "gibbs"}, default="uniform"
+        How a random valid bound is drawn. "uniform": the paper's random walk
+        (a random point to a uniformly drawn other cluster, accepted iff the
+        bound stays valid); "local": a Metropolis-Hastings walk with the same
+        target (uniform on the valid assignments) whose proposals favour
+        clusters adjacent in a nearest-neighbour graph of the centers;
+        "gibbs": each point draws its cluster among its nearest center and
+        that center's graph neighbours from the maximum-entropy distribution
+        whose expected cost meets the threshold, repaired to validity
+        (``walk_steps`` is then unused). Every sampled bound is valid.
+    n_neighbors : int, default=8
+        Neighbours per center in the center graph ("local" and "gibbs").
     random_state : None, int, numpy Generator or RandomState, default=None
         Results are identical for a fixed seed whatever the thread count.
     verbose : int, default=0
@@ -113,6 +131,7 @@ class GMMKMeans(BaseEstimator):
                  max_iter: int = 300, tol: float = 1e-4,
                  selection: Union[str, Callable] = "random",
                  walk_steps: Union[int, str] = "auto", n_candidates: int = 8,
+                 sampler: str = "uniform", n_neighbors: int = 8,
                  random_state: Any = None, verbose: int = 0):
         self.n_clusters = n_clusters
         self.eta = eta
@@ -123,6 +142,8 @@ class GMMKMeans(BaseEstimator):
         self.selection = selection
         self.walk_steps = walk_steps
         self.n_candidates = n_candidates
+        self.sampler = sampler
+        self.n_neighbors = n_neighbors
         self.random_state = random_state
         self.verbose = verbose
 
@@ -164,7 +185,11 @@ class GMMKMeans(BaseEstimator):
             walk_steps = AUTO_STEPS_PER_POINT * n
         else:
             walk_steps = check_int(self.walk_steps, "walk_steps", 0)
-        return dict(k=k, init=init, n_init=n_init, selection=selection,
+        if not isinstance(self.sampler, str) or self.sampler not in SAMPLERS:
+            raise ValueError(f"sampler must be one of {SAMPLERS}, got {self.sampler!r}.")
+        return dict(sampler=self.sampler,
+                    n_neighbors=check_int(self.n_neighbors, "n_neighbors", 1),
+                    k=k, init=init, n_init=n_init, selection=selection,
                     eta=check_eta(self.eta), tol=check_tol(self.tol),
                     max_iter=check_max_iter(self.max_iter), walk_steps=walk_steps,
                     n_candidates=check_int(self.n_candidates, "n_candidates", 0),
@@ -219,7 +244,7 @@ class GMMKMeans(BaseEstimator):
         rng = check_random_state(self.random_state)
         n_threads = K.openmp_max_threads()
         eta, selection = p["eta"], p["selection"]
-        if selection == "random" and eta == 1.0:
+        if selection in ("random", "merge-split") and eta == 1.0:
             selection = "mm"     # every valid bound touches: the touching one is Lloyd's
         core_selection = balanced_bias if selection == "balanced" else selection
         best: Optional[GMMResult] = None
@@ -229,7 +254,9 @@ class GMMKMeans(BaseEstimator):
                 w0 = self._init_centers(X, sw, p["k"], p["init"], rng, n_threads)
                 family = KMeansBounds(X, sw, walk_steps=p["walk_steps"], n_threads=n_threads,
                                       fuse_sums=selection == "mm",
-                                      n_candidates=p["n_candidates"])
+                                      n_candidates=p["n_candidates"],
+                                      sampler=p["sampler"], n_neighbors=p["n_neighbors"],
+                                      relocate_empty=selection == "merge-split")
                 res = self._run(family, w0, p, core_selection, rng, run)
                 if best is None or res.objective < best.objective:
                     best, best_family = res, family

@@ -1,3 +1,4 @@
 """Data sets: generators for the paper's experiments and the SIPU benchmark loader."""
+from ._clustering import get_data_home, load_sipu, make_gmm200, make_norm25
 
-__all__: list = []
+__all__: list = ["get_data_home", "load_sipu", "make_gmm200", "make_norm25"]

@@ -1,0 +1,290 @@
+# Faster samplers of valid k-means bounds (assignments z with sum_i c_i(z_i) <= budget).
+#
+# The paper's walk (in _kmeans.pyx) proposes moving a random point to a
+# uniformly drawn other cluster; on data with many clusters almost every
+# proposal goes far away and is rejected. Two remedies live here:
+#
+# - `local_walk`: the same Metropolis walk targeting the uniform distribution
+#   on valid assignments, but proposals favour clusters adjacent to the
+#   point's current one in a symmetric k-nearest-neighbour graph of the
+#   centers (mixed with a uniform proposal of weight eps so every assignment
+#   stays reachable). A Metropolis-Hastings factor q(j -> a) / q(a -> j)
+#   corrects for the unequal degrees, so the target is unchanged.
+# - the Gibbs (maximum-entropy) sampler: each point independently draws a
+#   label among candidate clusters with probability proportional to
+#   exp(-beta * delta), where delta is the cost above its start label and beta
+#   is set so that the expected total cost meets the budget. The caller
+#   repairs the rare overshoot so the bound stays valid.
+#
+# Thread-count independence as in _kmeans.pyx: walks run on blocks of points
+# whose boundaries depend on n only, each with its own stream (seed, block);
+# the Gibbs sampler draws per chunk of CHUNK points with stream (seed, chunk);
+# sums are formed per chunk in a fixed order and combined by the caller.
+from cython.parallel cimport prange
+from libc.stdint cimport uint64_t, uint32_t, int64_t
+from libc.math cimport exp, INFINITY
+
+from ._common cimport (
+    floating, sqdist, gmm_rng_next, gmm_rng_stream, gmm_rng_bounded, gmm_rng_uniform,
+)
+
+CHUNK = 256
+cdef Py_ssize_t _CHUNK = 256
+
+
+cdef inline bint _adjacent(const int* indices, int lo, int hi, int j) noexcept nogil:
+    """True if j is among the sorted indices[lo:hi] (binary search)."""
+    cdef int end = hi, mid
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if indices[mid] < j:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo < end and indices[lo] == j
+
+
+cdef int64_t _local_block(const floating* X, const floating* sw, const floating* C,
+                          const int* indptr, const int* indices, double eps,
+                          int* labels, double* costs, Py_ssize_t lo, Py_ssize_t hi,
+                          Py_ssize_t d, Py_ssize_t k, double slack, int64_t n_steps,
+                          uint64_t state) noexcept nogil:
+    """Metropolis-Hastings walk over the assignments of points lo..hi-1.
+
+    Proposal: a point i uniformly, then with probability eps a uniformly drawn
+    other cluster, else a uniformly drawn neighbour of its cluster a in the
+    center graph. q(a -> j) = eps / (k - 1) + (1 - eps) [j ~ a] / deg(a);
+    the graph is symmetric, so the move is accepted with probability
+    [valid] * min(1, q(j -> a) / q(a -> j)): the uniform distribution on the
+    valid assignments of the block is the stationary distribution.
+    """
+    cdef Py_ssize_t i
+    cdef uint32_t nb = <uint32_t>(hi - lo)
+    cdef uint32_t km1 = <uint32_t>(k - 1)
+    cdef double q_unif = eps / <double>(k - 1)
+    cdef uint64_t r
+    cdef int a, j, da, dj, p0
+    cdef bint adj
+    cdef double total = 0.0, budget, c, nt, q_fwd, q_rev
+    cdef int64_t step, accepted = 0
+    for i in range(lo, hi):
+        c = sw[i] * sqdist(X + i * d, C + labels[i] * d, d)
+        costs[i] = c
+        total = total + c
+    budget = total + slack
+    for step in range(n_steps):
+        r = gmm_rng_next(&state)
+        i = lo + gmm_rng_bounded(<uint32_t>(r >> 32), nb, &state)
+        a = labels[i]
+        p0 = indptr[a]
+        da = indptr[a + 1] - p0
+        if da == 0 or gmm_rng_uniform(&state) < eps:
+            j = <int>gmm_rng_bounded(<uint32_t>r, km1, &state)
+            if j >= a:
+                j = j + 1
+            adj = da > 0 and _adjacent(indices, p0, p0 + da, j)
+        else:
+            j = indices[p0 + <int>gmm_rng_bounded(<uint32_t>r, <uint32_t>da, &state)]
+            adj = True
+        c = sw[i] * sqdist(X + i * d, C + j * d, d)
+        nt = total + (c - costs[i])
+        if nt > budget:
+            continue
+        if adj:
+            dj = indptr[j + 1] - indptr[j]
+            q_fwd = q_unif + (1.0 - eps) / da
+            q_rev = q_unif + (1.0 - eps) / dj
+            if q_rev < q_fwd and gmm_rng_uniform(&state) * q_fwd >= q_rev:
+                continue
+        labels[i] = j
+        costs[i] = c
+        total = nt
+        accepted += 1
+    return accepted
+
+
+def local_walk(const floating[:, ::1] X, const floating[::1] sample_weight,
+               const floating[:, ::1] centers, const int[::1] indptr, const int[::1] indices,
+               double eps, int[::1] labels, double[::1] costs, Py_ssize_t block_size,
+               const double[::1] block_slack, const int64_t[::1] block_steps, uint64_t seed,
+               int64_t[::1] block_accepted, int n_threads):
+    """Metropolis-Hastings walk with center-graph proposals, one chain per block of points.
+
+    `indptr`/`indices` is the symmetric center graph in CSR form with sorted
+    rows. Block b holds points [b * block_size, (b + 1) * block_size) and may
+    spend `block_slack[b]` above its start cost. Writes the new `labels`,
+    their per-point `costs` and the accepted moves per block.
+    """
+    cdef Py_ssize_t n = X.shape[0], d = X.shape[1], k = centers.shape[0]
+    cdef Py_ssize_t n_blocks = block_slack.shape[0]
+    cdef Py_ssize_t b, lo, hi
+    if n == 0 or k < 2:
+        block_accepted[:] = 0
+        return
+    with nogil:
+        for b in prange(n_blocks, schedule="dynamic", num_threads=n_threads):
+            lo = b * block_size
+            hi = min(lo + block_size, n)
+            block_accepted[b] = _local_block(
+                &X[0, 0], &sample_weight[0], &centers[0, 0], &indptr[0], &indices[0], eps,
+                &labels[0], &costs[0], lo, hi, d, k, block_slack[b], block_steps[b],
+                gmm_rng_stream(seed, <uint64_t>b))
+
+
+def candidate_deltas(const floating[:, ::1] X, const floating[::1] sample_weight,
+                     const floating[:, ::1] centers, const int[::1] start,
+                     const int[::1] indptr, const int[::1] indices,
+                     int[:, ::1] cand, double[:, ::1] delta, double[::1] chunk_start_costs,
+                     int n_threads):
+    """Candidate clusters of each point and their cost above its start label.
+
+    Candidates of point i: its start label a = start[i] (delta 0) followed by
+    the neighbours of a in the center graph; unused slots of a row get
+    cand = -1 and delta = +inf. `chunk_start_costs[c]` receives the start
+    cost total of chunk c (summed in point order).
+    """
+    cdef Py_ssize_t n = X.shape[0], d = X.shape[1], m = cand.shape[1]
+    cdef Py_ssize_t n_chunks = (n + _CHUNK - 1) // _CHUNK
+    cdef Py_ssize_t c, i, i0, i1, l
+    cdef int a, p, deg, j
+    cdef double c0, acc
+    with nogil:
+        for c in prange(n_chunks, schedule="static", num_threads=n_threads):
+            i0 = c * _CHUNK
+            i1 = min(i0 + _CHUNK, n)
+            acc = 0.0
+            for i in range(i0, i1):
+                a = start[i]
+                c0 = sample_weight[i] * sqdist(&X[i, 0], &centers[a, 0], d)
+                acc = acc + c0
+                cand[i, 0] = a
+                delta[i, 0] = 0.0
+                p = indptr[a]
+                deg = indptr[a + 1] - p
+                for l in range(1, m):
+                    if l <= deg:
+                        j = indices[p + l - 1]
+                        cand[i, l] = j
+                        delta[i, l] = sample_weight[i] * sqdist(&X[i, 0], &centers[j, 0], d) - c0
+                    else:
+                        cand[i, l] = -1
+                        delta[i, l] = INFINITY
+            chunk_start_costs[c] = acc
+
+
+def gibbs_moments(const double[:, ::1] delta, double beta, double[::1] chunk_mean,
+                  double[::1] chunk_var, int n_threads):
+    """Per chunk, the sums over points of the mean and variance of delta under exp(-beta delta).
+
+    Row i's distribution is p_il = exp(-beta delta_il) / Z_i over its finite
+    entries (delta_i0 = 0 is the start label). Their sums give the expected
+    excess cost of a Gibbs draw and its derivative in beta (minus the variance).
+    """
+    cdef Py_ssize_t n = delta.shape[0], m = delta.shape[1]
+    cdef Py_ssize_t n_chunks = (n + _CHUNK - 1) // _CHUNK
+    cdef Py_ssize_t c, i, i0, i1, l
+    cdef double z, s1, s2, e, dl, lo, mean, accm, accv
+    with nogil:
+        for c in prange(n_chunks, schedule="static", num_threads=n_threads):
+            i0 = c * _CHUNK
+            i1 = min(i0 + _CHUNK, n)
+            accm = 0.0
+            accv = 0.0
+            for i in range(i0, i1):
+                lo = delta[i, 0]
+                for l in range(1, m):
+                    if delta[i, l] < lo:
+                        lo = delta[i, l]
+                z = 0.0
+                s1 = 0.0
+                s2 = 0.0
+                for l in range(m):
+                    dl = delta[i, l]
+                    if dl == INFINITY:
+                        continue
+                    e = exp(-beta * (dl - lo))
+                    z = z + e
+                    s1 = s1 + e * dl
+                    s2 = s2 + e * dl * dl
+                mean = s1 / z
+                accm = accm + mean
+                accv = accv + (s2 / z - mean * mean if s2 / z > mean * mean else 0.0)
+            chunk_mean[c] = accm
+            chunk_var[c] = accv
+
+
+def gibbs_draw(const int[:, ::1] cand, const double[:, ::1] delta, double beta,
+               int[::1] labels, double[::1] drawn_delta, uint64_t seed, int n_threads):
+    """Draw each point's label from exp(-beta delta) over its candidates.
+
+    Chunk c of CHUNK points uses the random stream (seed, c), so the draw is
+    the same for any thread count. Returns the number of points whose label
+    differs from the start label (candidate 0).
+    """
+    cdef Py_ssize_t n = delta.shape[0], m = delta.shape[1]
+    cdef Py_ssize_t n_chunks = (n + _CHUNK - 1) // _CHUNK
+    cdef Py_ssize_t c, i, i0, i1, l, pick
+    cdef double z, u, e, dl, lo, acc
+    cdef uint64_t state
+    cdef int64_t moved = 0
+    with nogil:
+        for c in prange(n_chunks, schedule="static", num_threads=n_threads):
+            i0 = c * _CHUNK
+            i1 = min(i0 + _CHUNK, n)
+            state = gmm_rng_stream(seed, <uint64_t>c)
+            for i in range(i0, i1):
+                lo = delta[i, 0]
+                for l in range(1, m):
+                    if delta[i, l] < lo:
+                        lo = delta[i, l]
+                z = 0.0
+                for l in range(m):
+                    dl = delta[i, l]
+                    if dl != INFINITY:
+                        z = z + exp(-beta * (dl - lo))
+                u = gmm_rng_uniform(&state) * z
+                pick = 0
+                acc = 0.0
+                for l in range(m):
+                    dl = delta[i, l]
+                    if dl == INFINITY:
+                        continue
+                    acc = acc + exp(-beta * (dl - lo))
+                    pick = l
+                    if u < acc:
+                        break
+                labels[i] = cand[i, pick]
+                drawn_delta[i] = delta[i, pick]
+                if pick != 0:
+                    moved += 1
+    return moved
+
+
+def second_choice(const floating[:, ::1] X, const floating[::1] sample_weight,
+                  const floating[:, ::1] centers, const int[::1] start,
+                  const int[::1] indptr, const int[::1] indices, int[::1] second,
+                  double[::1] delta, int n_threads):
+    """Each point's cheapest other cluster among the graph neighbours of its start label.
+
+    Writes `second[i]` (the neighbour j of a = start[i] with the smallest
+    cost, lowest index on ties) and `delta[i]` = c_i(j) - c_i(a), the cost of
+    moving point i there; -1 and +inf if a has no neighbour.
+    """
+    cdef Py_ssize_t n = X.shape[0], d = X.shape[1]
+    cdef Py_ssize_t i
+    cdef int a, p, q, j, bj
+    cdef double c0, cj, best
+    with nogil:
+        for i in prange(n, schedule="static", num_threads=n_threads):
+            a = start[i]
+            c0 = sample_weight[i] * sqdist(&X[i, 0], &centers[a, 0], d)
+            best = INFINITY
+            bj = -1
+            for q in range(indptr[a], indptr[a + 1]):
+                j = indices[q]
+                cj = sample_weight[i] * sqdist(&X[i, 0], &centers[j, 0], d)
+                if cj < best or (cj == best and j < bj):
+                    best = cj
+                    bj = j
+            second[i] = bj
+            delta[i] = best - c0 if bj >= 0 else INFINITY

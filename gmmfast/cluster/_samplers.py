@@ -1,0 +1,261 @@
+"""Samplers of valid k-means bounds that mix faster than the paper's uniform walk.
+
+A k-means bound is an assignment z; it is valid at centers w when
+``b_z(w) = sum_i s_i ||x_i - mu_{z_i}||^2 <= budget`` (the threshold v_{t-1}).
+Every sampler starts from the nearest-center assignment (valid, since
+budget >= F(w)) and returns an assignment whose exactly recomputed cost is
+within the budget.
+
+- ``"uniform"``: the paper's walk (in :mod:`gmmfast.cluster._bounds`).
+- ``"local"``: the same target (uniform on valid assignments) by a
+  Metropolis-Hastings walk whose proposals favour neighbouring clusters in a
+  k-nearest-neighbour graph of the centers (:func:`local_walk`).
+- ``"gibbs"``: the maximum-entropy distribution over each point's candidate
+  clusters (its nearest center and that center's graph neighbours) whose
+  expected cost meets the budget, drawn independently per point, then repaired
+  to validity (:func:`gibbs_sample`). For many points the uniform distribution
+  on valid assignments concentrates on this one, so a draw is what a long
+  walk would reach, at the price of one pass over n x (neighbours + 1) costs.
+"""
+from __future__ import annotations
+
+import math
+from typing import Optional, Tuple
+
+import numpy as np
+
+from .._kernels import _walks as W
+from ..latent import block_plan, repair
+
+#: Samplers GMMKMeans accepts.
+SAMPLERS = ("uniform", "local", "gibbs")
+#: Rows of center-to-center distances formed at once when building the graph.
+_GRAPH_ROWS = 1024
+
+
+def center_graph(centers: np.ndarray, n_neighbors: int) -> Tuple[np.ndarray, np.ndarray]:
+    """Symmetric k-nearest-neighbour graph of the centers, CSR with sorted rows (int32).
+
+    a ~ b when b is among the ``n_neighbors`` nearest other centers of a, or a
+    among those of b. Distances are direct differences (no BLAS), so the graph
+    depends on the centers only, never on the thread count.
+    """
+    k = centers.shape[0]
+    L = min(int(n_neighbors), k - 1)
+    if L <= 0:
+        return np.zeros(k + 1, dtype=np.int32), np.zeros(0, dtype=np.int32)
+    C = centers.astype(np.float64)
+    rows = []
+    for lo in range(0, k, _GRAPH_ROWS):
+        hi = min(lo + _GRAPH_ROWS, k)
+        d = ((C[lo:hi, None, :] - C[None, :, :]) ** 2).sum(axis=2)   # direct differences
+        d[np.arange(hi - lo), np.arange(lo, hi)] = np.inf
+        part = np.argpartition(d, L - 1, axis=1)[:, :L] if L < k - 1 else \
+            np.argsort(d, axis=1)[:, :L]
+        rows.append(part)
+    nbr = np.concatenate(rows)
+    src = np.repeat(np.arange(k), L)
+    dst = nbr.ravel()
+    edges = np.unique(np.concatenate([src * k + dst, dst * k + src]))
+    a, b = np.divmod(edges, k)
+    indptr = np.zeros(k + 1, dtype=np.int64)
+    np.add.at(indptr, a + 1, 1)
+    return np.cumsum(indptr).astype(np.int32), b.astype(np.int32)
+
+
+def local_walk(X: np.ndarray, sw: np.ndarray, centers: np.ndarray, labels: np.ndarray,
+               costs: np.ndarray, graph: Tuple[np.ndarray, np.ndarray], eps: float,
+               block_size: int, slack: float, n_steps: int, seed: int,
+               n_threads: int) -> int:
+    """Run the center-graph Metropolis-Hastings walk in place; return the accepted moves."""
+    block_slack, block_steps = block_plan(X.shape[0], block_size, slack, n_steps)
+    accepted = np.zeros(block_slack.shape[0], dtype=np.int64)
+    W.local_walk(X, sw, centers, graph[0], graph[1], float(eps), labels, costs, block_size,
+                 block_slack, block_steps, seed, accepted, n_threads)
+    return int(accepted.sum())
+
+
+def _moments(delta: np.ndarray, beta: float, n_threads: int) -> Tuple[float, float]:
+    n_chunks = -(-delta.shape[0] // W.CHUNK)
+    mean, var = np.empty(n_chunks), np.empty(n_chunks)
+    W.gibbs_moments(delta, beta, mean, var, n_threads)
+    return math.fsum(mean), math.fsum(var)
+
+
+def solve_beta(delta: np.ndarray, slack: float, n_threads: int,
+               beta0: Optional[float] = None, rtol: float = 1e-3,
+               max_evals: int = 60) -> Tuple[float, int]:
+    """beta >= 0 with sum_i E_beta[delta_i] = slack (0 if even beta = 0 spends less).
+
+    The expected excess h(beta) decreases in beta with h'(beta) = -sum_i
+    Var_beta[delta_i]; safeguarded Newton steps in log(beta) inside a
+    bracket, started at ``beta0`` (the previous iteration's beta). Returns
+    beta and the number of evaluations of h.
+    """
+    h0, _ = _moments(delta, 0.0, n_threads)
+    evals = 1
+    if h0 <= slack:
+        return 0.0, evals
+    lo, hi = 0.0, math.inf           # h(lo) > slack >= h(hi)
+    n = delta.shape[0]
+    beta = beta0 if beta0 is not None and beta0 > 0 else n / slack
+    while evals < max_evals:
+        h, var = _moments(delta, beta, n_threads)
+        evals += 1
+        if abs(h - slack) <= rtol * slack:
+            return beta, evals
+        if h > slack:
+            lo = beta
+        else:
+            hi = beta
+        # Newton in t = log beta: dh/dt = -beta var
+        step = (h - slack) / (beta * var) if var > 0 else math.inf
+        nxt = beta * math.exp(min(max(step, -2.0), 2.0))
+        if not lo < nxt < hi:
+            nxt = math.sqrt(lo * hi) if lo > 0 and hi < math.inf else (
+                beta * 4.0 if hi == math.inf else beta / 4.0)
+        if hi < math.inf and lo > 0 and hi / lo < 1 + 1e-12:
+            return hi, evals
+        beta = nxt
+    return (hi if hi < math.inf else beta), evals
+
+
+def gibbs_sample(X: np.ndarray, sw: np.ndarray, centers: np.ndarray, start: np.ndarray,
+                 start_value: float, budget: float, graph: Tuple[np.ndarray, np.ndarray],
+                 seed: int, n_threads: int, exact_costs, beta0: Optional[float] = None
+                 ) -> Tuple[np.ndarray, np.ndarray, float, int, float]:
+    """One draw of the maximum-entropy sampler, repaired to validity.
+
+    Each point i draws its label among its candidates (``start[i]`` and the
+    graph neighbours of ``start[i]``) with probability proportional to
+    exp(-beta delta_il), delta_il its cost above the start label, with beta
+    set so the expected total cost equals ``budget``. If the draw overshoots,
+    moves are undone, largest delta first, until the exact cost is within the
+    budget.
+
+    ``exact_costs(labels, point_costs) -> float`` recomputes a labeling's cost
+    from scratch (per point into ``point_costs``).
+
+    Returns labels, per-point costs, their exact total, the number of moved
+    points and beta.
+    """
+    n = X.shape[0]
+    indptr, indices = graph
+    width = 1 + (int(np.diff(indptr).max()) if indices.shape[0] else 0)
+    costs = np.empty(n)
+    slack = budget - start_value
+    if width == 1 or not slack > 0:
+        labels = start.copy()
+        return labels, costs, exact_costs(labels, costs), 0, math.inf
+    cand = np.empty((n, width), dtype=np.int32)
+    delta = np.empty((n, width))
+    W.candidate_deltas(X, sw, centers, start, indptr, indices, cand, delta,
+                       np.empty(-(-n // W.CHUNK)), n_threads)
+    beta, _ = solve_beta(delta, slack, n_threads, beta0)
+    labels = np.empty(n, dtype=np.int32)
+    drawn = np.empty(n)
+    W.gibbs_draw(cand, delta, beta, labels, drawn, seed, n_threads)
+    value = exact_costs(labels, costs)
+    if value > budget:
+        moved = np.flatnonzero(labels != start)
+        order = moved[np.argsort(-drawn[moved], kind="stable")]
+        # smallest prefix of the largest moves whose removal brings the estimate within budget
+        excess = value - budget
+        cut = int(np.searchsorted(np.cumsum(drawn[order]), excess, side="left")) + 1
+        undo = order[:cut]
+        labels[undo] = start[undo]
+        value = exact_costs(labels, costs)
+        if value > budget:   # rounding only: undo one move at a time
+            start_costs = np.empty(n)
+            exact_costs(start, start_costs)
+            value = repair(labels, start, costs, start_costs, budget,
+                           lambda z: exact_costs(z, None))
+    n_moved = int(np.count_nonzero(labels != start))
+    return labels, costs, value, n_moved, beta
+
+
+def merge_split_bound(X: np.ndarray, sw: np.ndarray, centers: np.ndarray, start: np.ndarray,
+                      start_value: float, budget: float, graph: Tuple[np.ndarray, np.ndarray],
+                      n_threads: int, exact_costs) -> Tuple[np.ndarray, np.ndarray, float, int]:
+    """The valid bound that dissolves the clusters cheapest to dissolve.
+
+    Dissolving cluster j sends each of its points to its cheapest other
+    cluster among the graph neighbours of j; it costs R_j, the sum of their
+    cost increases at ``centers``. Clusters are taken in increasing R_j while
+    the running total stays within the slack ``budget - start_value``; a
+    cluster is skipped if it receives points of a dissolved cluster or would
+    send points to one. The dissolved clusters are empty in the bound, so its
+    minimiser may place their centers anywhere (see ``relocate_empty``).
+
+    Returns labels, per-point costs, their exact total (<= budget) and the
+    number of dissolved clusters.
+    """
+    n, k = X.shape[0], centers.shape[0]
+    labels = start.copy()
+    costs = np.empty(n)
+    slack = budget - start_value
+    if not slack > 0 or graph[1].shape[0] == 0:
+        return labels, costs, exact_costs(labels, costs), 0
+    second = np.empty(n, dtype=np.int32)
+    delta = np.empty(n)
+    W.second_choice(X, sw, centers, start, graph[0], graph[1], second, delta, n_threads)
+    counts = np.bincount(start, minlength=k)
+    removal = np.bincount(start, weights=delta, minlength=k)
+    removal[counts == 0] = np.inf
+    order = np.argsort(removal, kind="stable")
+    members = np.argsort(start, kind="stable")
+    first = np.concatenate([[0], np.cumsum(counts)])
+    dissolved = np.zeros(k, dtype=bool)
+    receives = np.zeros(k, dtype=bool)
+    taken = []
+    spent = 0.0
+    for j in order:
+        if spent + removal[j] > slack:
+            break
+        if receives[j]:
+            continue
+        dst = second[members[first[j]:first[j + 1]]]
+        if dissolved[dst].any():
+            continue
+        dissolved[j] = True
+        receives[dst] = True
+        spent += removal[j]
+        taken.append(j)
+    while True:
+        for j in taken:
+            pts = members[first[j]:first[j + 1]]
+            labels[pts] = second[pts]
+        value = exact_costs(labels, costs)
+        if value <= budget or not taken:
+            break
+        # rounding pushed the total over: keep one cluster fewer
+        labels[:] = start
+        taken.pop()
+    return labels, costs, value, len(taken)
+
+
+def relocate_empty(X: np.ndarray, centers: np.ndarray, labels: np.ndarray,
+                   point_costs: np.ndarray, empty: np.ndarray,
+                   rng: np.random.Generator) -> None:
+    """Move the centers of the empty clusters into the costliest clusters, in place.
+
+    An empty cluster does not enter the bound, so any center for it minimises
+    the bound; this picks one that lowers the objective: the e-th empty
+    cluster goes to a point drawn with probability proportional to its cost
+    within the cluster with the e-th largest cost total (``point_costs`` are
+    the costs of ``labels`` at ``centers``). Empty clusters beyond the number
+    of clusters with a positive cost keep their center.
+    """
+    k = centers.shape[0]
+    sse = np.bincount(labels, weights=point_costs, minlength=k)
+    order = np.argsort(-sse, kind="stable")
+    worst = order[sse[order] > 0][:empty.shape[0]]
+    if worst.shape[0] == 0:
+        return
+    members = np.flatnonzero(np.isin(labels, worst))
+    groups = labels[members]
+    for e, j in zip(empty, worst):
+        pts = members[groups == j]
+        p = point_costs[pts]
+        centers[e] = X[pts[min(int(np.searchsorted(np.cumsum(p), rng.random() * p.sum(),
+                                                   side="right")), pts.shape[0] - 1)]]
