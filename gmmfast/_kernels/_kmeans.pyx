@@ -119,6 +119,7 @@ def assign(const floating[:, ::1] X, const floating[::1] sample_weight,
     cdef double* sw
     if n == 0:
         return
+    n_threads = min(n_threads, n_slots)
     with nogil, parallel(num_threads=n_threads):
         buf = <floating*> malloc(_CHUNK * k * sizeof(floating))
         for s in prange(n_slots, schedule="dynamic"):
@@ -163,6 +164,7 @@ def label_costs(const floating[:, ::1] X, const floating[::1] sample_weight,
     cdef bint with_points = point_costs.shape[0] > 0
     cdef Py_ssize_t c, i, i0, i1
     cdef double acc, ci
+    n_threads = min(n_threads, n_chunks)
     with nogil:
         for c in prange(n_chunks, schedule="static", num_threads=n_threads):
             i0 = c * _CHUNK
@@ -187,6 +189,7 @@ def accumulate(const floating[:, ::1] X, const floating[::1] sample_weight,
     cdef double wi
     cdef double* ss
     cdef double* sw
+    n_threads = min(n_threads, n_slots)
     with nogil:
         for s in prange(n_slots, schedule="dynamic", num_threads=n_threads):
             i0 = min((s * n_chunks // n_slots) * _CHUNK, n)
@@ -243,6 +246,7 @@ def distances(const floating[:, ::1] X, const floating[:, ::1] centers,
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1], k = centers.shape[0]
     cdef Py_ssize_t i, j
     cdef double t
+    n_threads = min(n_threads, (n + _CHUNK - 1) // _CHUNK)
     with nogil:
         for i in prange(n, schedule="static", num_threads=n_threads):
             for j in range(k):
@@ -330,6 +334,7 @@ def walk(const floating[:, ::1] X, const floating[::1] sample_weight,
     if n == 0 or k < 2:
         block_accepted[:] = 0
         return
+    n_threads = min(n_threads, n_blocks)
     with nogil:
         for b in prange(n_blocks, schedule="dynamic", num_threads=n_threads):
             lo = b * block_size

@@ -60,6 +60,7 @@ def walk(const double[:, ::1] costs, const int[::1] n_options, int[::1] labels,
     cdef Py_ssize_t b, lo, hi
     if n == 0:
         return
+    n_threads = min(n_threads, n_blocks)
     with nogil:
         for b in prange(n_blocks, schedule="dynamic", num_threads=n_threads):
             lo = b * block_size
