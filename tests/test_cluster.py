@@ -397,3 +397,28 @@ def test_check_estimator():
               if r["status"] == "failed"]
     assert failed == []
     assert sum(r["status"] == "passed" for r in results) >= 45
+
+
+# -- the nearest-center kernels -------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_every_simd_variant_finds_the_nearest_center(dtype):
+    from gmmfast._kernels import _kmeans as K
+    rng = np.random.default_rng(0)
+    top = K.simd_level()
+    try:
+        for level in range(top + 1):
+            K.simd_level(level)
+            for n, d, k in [(5, 2, 3), (257, 2, 200), (1001, 15, 100), (333, 3, 1),
+                            (13, 40, 33), (600, 1, 17)]:
+                X = rng.normal(size=(n, d)).astype(dtype)
+                C = rng.normal(size=(k, d)).astype(dtype)
+                labels = assign(X, np.ones(n, dtype), C, 2).labels
+                ref = ((X[:, None].astype(float) - C[None]) ** 2).sum(-1).argmin(1)
+                np.testing.assert_array_equal(labels, ref, err_msg=f"level {level}")
+            # ties resolve to the first center, like a scalar loop
+            X = np.zeros((9, 2), dtype)
+            C = np.zeros((20, 2), dtype)
+            assert (assign(X, np.ones(9, dtype), C, 1).labels == 0).all()
+    finally:
+        K.simd_level(top)

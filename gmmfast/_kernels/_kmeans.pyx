@@ -55,35 +55,66 @@ cdef inline void _gemm_minus2_xct(const floating* X, const floating* C, int n, i
         dgemm(&ta, &tb, &k, &n, &d, &alpha, <double*>C, &d, <double*>X, &d, &beta, out, &k)
 
 
+cdef extern from "gmm_argmin.h":
+    int gmm_argmin_level() noexcept nogil
+    Py_ssize_t gmm_argmin_block_d(int level) noexcept nogil
+    Py_ssize_t gmm_argmin_block_f(int level) noexcept nogil
+    void gmm_argmin_d(int level, const double* X, Py_ssize_t n, Py_ssize_t d, const double* CT,
+                      const double* csq, Py_ssize_t kp, int* labels) noexcept nogil
+    void gmm_argmin_f(int level, const float* X, Py_ssize_t n, Py_ssize_t d, const float* CT,
+                      const float* csq, Py_ssize_t kp, int* labels) noexcept nogil
+
+cdef int _MAX_LEVEL = gmm_argmin_level()
+cdef int _LEVEL = _MAX_LEVEL
+
+
+def simd_level(level=None):
+    """The instruction set of the nearest-center search: 2 AVX-512, 1 AVX2, 0 portable.
+
+    With `level`, use that variant from now on (at most what the processor
+    supports); returns the level in use.
+    """
+    global _LEVEL
+    if level is not None:
+        if level not in (0, 1, 2) or level > _MAX_LEVEL:
+            raise ValueError(f"level must be in 0..{_MAX_LEVEL} on this processor, got {level!r}")
+        _LEVEL = level
+    return _LEVEL
+
+
+def simd_block(dtype):
+    """Centers per block of the nearest-center search: k is padded to a multiple of it."""
+    if np.dtype(dtype) == np.float32:
+        return gmm_argmin_block_f(_LEVEL)
+    return gmm_argmin_block_d(_LEVEL)
+
+
 cdef void _argmin_chunk(const floating* X, Py_ssize_t n_c, Py_ssize_t d, Py_ssize_t k,
                         const floating* C, const floating* CT, const floating* csq,
-                        bint use_gemm, floating* buf, int* labels) noexcept nogil:
-    """Nearest-center labels of the n_c rows of X, by ||c||^2 - 2 x.c.
+                        Py_ssize_t kp, int level, bint use_gemm, floating* buf,
+                        int* labels) noexcept nogil:
+    """Nearest-center labels of the n_c rows of X, by ||c||^2 - 2 x.c (first minimum).
 
-    With use_gemm the products come from BLAS on the whole chunk; otherwise
-    from a loop over the transposed centers CT (d x k) that the compiler
-    vectorizes over centers, which is faster when d is small.
+    With use_gemm the products come from BLAS on the whole chunk;
+    otherwise from the register-blocked SIMD search of gmm_argmin.h over the
+    transposed, padded centers CT = -2 C^T (d x kp), which is faster.
     """
-    cdef Py_ssize_t i, j, f
-    cdef floating a, best
+    cdef Py_ssize_t i, j
+    cdef floating best
     cdef floating* row
     cdef int bj
-    if use_gemm:
-        for i in range(n_c):
-            for j in range(k):
-                buf[i * k + j] = csq[j]
-        _gemm_minus2_xct(X, C, <int>n_c, <int>k, <int>d, buf)
-    for i in range(n_c):
-        if use_gemm:
-            row = buf + i * k
+    if not use_gemm:
+        if floating is double:
+            gmm_argmin_d(level, X, n_c, d, CT, csq, kp, labels)
         else:
-            row = buf
-            for j in range(k):
-                row[j] = csq[j]
-            for f in range(d):
-                a = -2 * X[i * d + f]
-                for j in range(k):
-                    row[j] = row[j] + a * CT[f * k + j]
+            gmm_argmin_f(level, X, n_c, d, CT, csq, kp, labels)
+        return
+    for i in range(n_c):
+        for j in range(k):
+            buf[i * k + j] = csq[j]
+    _gemm_minus2_xct(X, C, <int>n_c, <int>k, <int>d, buf)
+    for i in range(n_c):
+        row = buf + i * k
         best = row[0]
         bj = 0
         for j in range(1, k):
@@ -97,7 +128,7 @@ def assign(const floating[:, ::1] X, const floating[::1] sample_weight,
            const floating[:, ::1] centers, int[::1] labels, double[::1] chunk_costs,
            const int[::1] prev_labels, double[::1] chunk_prev_costs,
            double[:, :, ::1] slot_sums, double[:, ::1] slot_weights,
-           Py_ssize_t n_slots, bint use_gemm, int n_threads):
+           Py_ssize_t n_slots, int n_threads):
     """Nearest-center labels and their costs, in one pass over X.
 
     Writes `labels`, and per chunk the cost total of those labels
@@ -110,8 +141,16 @@ def assign(const floating[:, ::1] X, const floating[::1] sample_weight,
     cdef Py_ssize_t n_chunks = (n + _CHUNK - 1) // _CHUNK
     cdef bint with_prev = prev_labels.shape[0] > 0
     cdef bint with_sums = slot_sums.shape[0] > 0
-    cdef floating[:, ::1] CT = np.ascontiguousarray(np.asarray(centers).T)
-    cdef floating[::1] csq = np.einsum("ij,ij->i", np.asarray(centers), np.asarray(centers))
+    cdef int level = _LEVEL
+    # the SIMD search beats BLAS gemm at every d measured (bench/lloyd_iteration.py)
+    # with AVX2 or AVX-512; without them, gemm is faster
+    cdef bint use_gemm = level == 0
+    cdef Py_ssize_t width = simd_block(np.asarray(centers).dtype)
+    cdef Py_ssize_t kp = (k + width - 1) // width * width
+    cdef floating[:, ::1] CT = np.zeros((d, kp), dtype=np.asarray(centers).dtype)
+    cdef floating[::1] csq = np.full(kp, np.inf, dtype=np.asarray(centers).dtype)
+    np.multiply(np.asarray(centers).T, -2, out=np.asarray(CT)[:, :k])    # exact scaling
+    np.asarray(csq)[:k] = np.einsum("ij,ij->i", np.asarray(centers), np.asarray(centers))
     cdef Py_ssize_t s, c, c0, c1, i, i0, i1, f, j
     cdef double acc, acc_prev, wi
     cdef floating* buf
@@ -136,7 +175,7 @@ def assign(const floating[:, ::1] X, const floating[::1] sample_weight,
                 i0 = c * _CHUNK
                 i1 = min(i0 + _CHUNK, n)
                 _argmin_chunk(&X[i0, 0], i1 - i0, d, k, &centers[0, 0], &CT[0, 0], &csq[0],
-                              use_gemm, buf, &labels[i0])
+                              kp, level, use_gemm, buf, &labels[i0])
                 acc = 0.0
                 acc_prev = 0.0
                 for i in range(i0, i1):
