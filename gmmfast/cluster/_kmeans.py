@@ -18,7 +18,7 @@ from ._bounds import KMeansBounds, assign, balanced_bias, update_centers
 INITS = ("k-means++", "forgy", "random-partition")
 SELECTIONS = ("random", "mm", "balanced")
 #: Proposals per point and iteration when walk_steps="auto" (see bench/walk_steps.py).
-AUTO_STEPS_PER_POINT = 10
+AUTO_STEPS_PER_POINT = 30
 
 
 def kmeans_plusplus(X: np.ndarray, n_clusters: int, sample_weight: np.ndarray,
@@ -87,7 +87,7 @@ class GMMKMeans(BaseEstimator):
         ``g(labels, costs) -> float`` is a bias: the highest-scoring of the
         touching bound and ``n_candidates`` random valid bounds is used.
     walk_steps : int or "auto", default="auto"
-        Random-walk proposals per iteration; "auto" is 10 per sample.
+        Random-walk proposals per iteration; "auto" is 30 per sample (bench/walk_steps.py).
     n_candidates : int, default=8
         Random valid bounds scored by a bias (biased selection only).
     random_state : None, int, numpy Generator or RandomState, default=None
