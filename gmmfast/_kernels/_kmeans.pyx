@@ -30,6 +30,19 @@ from ._common cimport (
 
 CHUNK = 256
 cdef Py_ssize_t _CHUNK = 256
+# Floating-point operations worth one more thread: below this, waking a thread
+# costs more than it saves (and on a loaded machine, much more).
+cdef Py_ssize_t _GRAIN = 1 << 20
+
+
+cdef inline int _threads(int n_threads, Py_ssize_t units, double work) noexcept nogil:
+    """Threads for a parallel loop of `units` iterations doing `work` flops in all."""
+    cdef double by_work = 1.0 + work / _GRAIN
+    if by_work < n_threads:
+        n_threads = <int>by_work
+    if units < n_threads:
+        n_threads = <int>units
+    return max(n_threads, 1)
 
 
 def openmp_max_threads():
@@ -158,7 +171,7 @@ def assign(const floating[:, ::1] X, const floating[::1] sample_weight,
     cdef double* sw
     if n == 0:
         return
-    n_threads = min(n_threads, n_slots)
+    n_threads = _threads(n_threads, n_slots, <double>n * (k + 2) * d)
     with nogil, parallel(num_threads=n_threads):
         buf = <floating*> malloc(_CHUNK * k * sizeof(floating))
         for s in prange(n_slots, schedule="dynamic"):
@@ -203,7 +216,7 @@ def label_costs(const floating[:, ::1] X, const floating[::1] sample_weight,
     cdef bint with_points = point_costs.shape[0] > 0
     cdef Py_ssize_t c, i, i0, i1
     cdef double acc, ci
-    n_threads = min(n_threads, n_chunks)
+    n_threads = _threads(n_threads, n_chunks, <double>n * d)
     with nogil:
         for c in prange(n_chunks, schedule="static", num_threads=n_threads):
             i0 = c * _CHUNK
@@ -228,7 +241,7 @@ def accumulate(const floating[:, ::1] X, const floating[::1] sample_weight,
     cdef double wi
     cdef double* ss
     cdef double* sw
-    n_threads = min(n_threads, n_slots)
+    n_threads = _threads(n_threads, n_slots, <double>n * d)
     with nogil:
         for s in prange(n_slots, schedule="dynamic", num_threads=n_threads):
             i0 = min((s * n_chunks // n_slots) * _CHUNK, n)
@@ -285,7 +298,7 @@ def distances(const floating[:, ::1] X, const floating[:, ::1] centers,
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1], k = centers.shape[0]
     cdef Py_ssize_t i, j
     cdef double t
-    n_threads = min(n_threads, (n + _CHUNK - 1) // _CHUNK)
+    n_threads = _threads(n_threads, n, <double>n * k * d)
     with nogil:
         for i in prange(n, schedule="static", num_threads=n_threads):
             for j in range(k):
@@ -373,7 +386,7 @@ def walk(const floating[:, ::1] X, const floating[::1] sample_weight,
     if n == 0 or k < 2:
         block_accepted[:] = 0
         return
-    n_threads = min(n_threads, n_blocks)
+    n_threads = _threads(n_threads, n_blocks, <double>np.asarray(block_steps).sum() * d)
     with nogil:
         for b in prange(n_blocks, schedule="dynamic", num_threads=n_threads):
             lo = b * block_size
