@@ -7,9 +7,15 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def shared_data_dir() -> Path:
-    """The project's benchmark data: $GMMFAST_SHARED_DATA or ../shared/data next to the repo."""
+    """The project's benchmark data: $GMMFAST_SHARED_DATA, else ../shared/data next to the
+    repository, else the workplace's /work/shared/data."""
     env = os.environ.get("GMMFAST_SHARED_DATA")
-    return Path(env) if env else ROOT.parent / "shared" / "data"
+    if env:
+        return Path(env)
+    for path in (ROOT.parent / "shared" / "data", Path("/work/shared/data")):
+        if (path / "sipu").is_dir():
+            return path
+    return ROOT.parent / "shared" / "data"
 
 
 @pytest.fixture(scope="session")
