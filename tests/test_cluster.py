@@ -422,3 +422,10 @@ def test_every_simd_variant_finds_the_nearest_center(dtype):
             assert (assign(X, np.ones(9, dtype), C, 1).labels == 0).all()
     finally:
         K.simd_level(top)
+
+
+def test_verbose_shows_progress(capsys):
+    X, _ = blobs(300, 3)
+    GMMKMeans(3, verbose=1, random_state=0, max_iter=5, tol=0).fit(X)
+    err = capsys.readouterr().err
+    assert "G-MM k-means run 1/1" in err and "objective=" in err
