@@ -137,6 +137,23 @@ cdef void _argmin_chunk(const floating* X, Py_ssize_t n_c, Py_ssize_t d, Py_ssiz
         labels[i] = bj
 
 
+cdef inline void _clear_slot(double* ss, double* sw, Py_ssize_t k, Py_ssize_t d) noexcept nogil:
+    cdef Py_ssize_t j
+    for j in range(k * d):
+        ss[j] = 0.0
+    for j in range(k):
+        sw[j] = 0.0
+
+
+cdef inline void _add_point(double* ss, double* sw, const floating* x, double wi, Py_ssize_t j,
+                            Py_ssize_t d) noexcept nogil:
+    """Add sample x with weight wi to cluster j of a slot's sums."""
+    cdef Py_ssize_t f
+    sw[j] = sw[j] + wi
+    for f in range(d):
+        ss[j * d + f] = ss[j * d + f] + wi * x[f]
+
+
 def assign(const floating[:, ::1] X, const floating[::1] sample_weight,
            const floating[:, ::1] centers, int[::1] labels, double[::1] chunk_costs,
            const int[::1] prev_labels, double[::1] chunk_prev_costs,
@@ -180,10 +197,7 @@ def assign(const floating[:, ::1] X, const floating[::1] sample_weight,
             if with_sums:
                 ss = &slot_sums[s, 0, 0]
                 sw = &slot_weights[s, 0]
-                for j in range(k * d):
-                    ss[j] = 0.0
-                for j in range(k):
-                    sw[j] = 0.0
+                _clear_slot(ss, sw, k, d)
             for c in range(c0, c1):
                 i0 = c * _CHUNK
                 i1 = min(i0 + _CHUNK, n)
@@ -197,10 +211,7 @@ def assign(const floating[:, ::1] X, const floating[::1] sample_weight,
                     if with_prev:
                         acc_prev = acc_prev + wi * sqdist(&X[i, 0], &centers[prev_labels[i], 0], d)
                     if with_sums:
-                        j = labels[i]
-                        sw[j] = sw[j] + wi
-                        for f in range(d):
-                            ss[j * d + f] = ss[j * d + f] + wi * X[i, f]
+                        _add_point(ss, sw, &X[i, 0], wi, labels[i], d)
                 chunk_costs[c] = acc
                 if with_prev:
                     chunk_prev_costs[c] = acc_prev
@@ -248,16 +259,9 @@ def accumulate(const floating[:, ::1] X, const floating[::1] sample_weight,
             i1 = min(((s + 1) * n_chunks // n_slots) * _CHUNK, n)
             ss = &slot_sums[s, 0, 0]
             sw = &slot_weights[s, 0]
-            for j in range(k * d):
-                ss[j] = 0.0
-            for j in range(k):
-                sw[j] = 0.0
+            _clear_slot(ss, sw, k, d)
             for i in range(i0, i1):
-                j = labels[i]
-                wi = sample_weight[i]
-                sw[j] = sw[j] + wi
-                for f in range(d):
-                    ss[j * d + f] = ss[j * d + f] + wi * X[i, f]
+                _add_point(ss, sw, &X[i, 0], sample_weight[i], labels[i], d)
 
 
 def finalize_centers(const double[:, :, ::1] slot_sums, const double[:, ::1] slot_weights,
@@ -332,40 +336,27 @@ cdef int64_t _walk_block(const floating* X, const floating* sw, const floating* 
         costs[i] = c
         total = total + c
     budget = total + slack
-    if d == 2:
-        for step in range(n_steps):
-            r = gmm_rng_next(&state)
-            i = lo + gmm_rng_bounded(<uint32_t>(r >> 32), nb, &state)
-            j = <int>gmm_rng_bounded(<uint32_t>r, km1, &state)
-            zi = labels[i]
-            if j >= zi:
-                j = j + 1
+    for step in range(n_steps):
+        r = gmm_rng_next(&state)
+        i = lo + gmm_rng_bounded(<uint32_t>(r >> 32), nb, &state)
+        j = <int>gmm_rng_bounded(<uint32_t>r, km1, &state)
+        zi = labels[i]
+        if j >= zi:
+            j = j + 1
+        if d == 2:      # the common case, spelled out (the compiler unswitches this test)
             xi = X + 2 * i
             cj = C + 2 * j
             t0 = <double>xi[0] - <double>cj[0]
             t1 = <double>xi[1] - <double>cj[1]
             c = sw[i] * (t0 * t0 + t1 * t1)
-            nt = total + (c - costs[i])
-            if nt <= budget:
-                labels[i] = j
-                costs[i] = c
-                total = nt
-                accepted += 1
-    else:
-        for step in range(n_steps):
-            r = gmm_rng_next(&state)
-            i = lo + gmm_rng_bounded(<uint32_t>(r >> 32), nb, &state)
-            j = <int>gmm_rng_bounded(<uint32_t>r, km1, &state)
-            zi = labels[i]
-            if j >= zi:
-                j = j + 1
+        else:
             c = sw[i] * sqdist(X + i * d, C + j * d, d)
-            nt = total + (c - costs[i])
-            if nt <= budget:
-                labels[i] = j
-                costs[i] = c
-                total = nt
-                accepted += 1
+        nt = total + (c - costs[i])
+        if nt <= budget:
+            labels[i] = j
+            costs[i] = c
+            total = nt
+            accepted += 1
     return accepted
 
 
