@@ -30,12 +30,13 @@ def check_array(X: Any, name: str = "X", *, dtype: Optional[np.dtype] = None,
     except (ValueError, TypeError) as exc:
         raise ValueError(f"{name} must be an array of numbers: {exc}") from None
     if np.iscomplexobj(arr):
-        raise ValueError(f"{name}: complex data not supported, got dtype {arr.dtype}.")
+        raise ValueError(f"{name}: Complex data not supported (dtype {arr.dtype}); pass real "
+                         "numbers.")
     if arr.dtype.kind == "O":
         try:
             arr = arr.astype(np.float64)
         except (ValueError, TypeError) as exc:
-            raise ValueError(f"{name} must contain numbers only: {exc}") from None
+            raise TypeError(f"{name} must contain numbers only: {exc}") from None
     if arr.dtype.kind not in "fiub":
         raise ValueError(f"{name} must contain numbers, got dtype {arr.dtype}.")
     if dtype is not None:
@@ -51,7 +52,8 @@ def check_array(X: Any, name: str = "X", *, dtype: Optional[np.dtype] = None,
         raise ValueError(f"{name} is empty: found array with 0 sample(s) (shape={arr.shape}); "
                          "at least 1 is required.")
     if arr.ndim == 2 and arr.shape[1] == 0:
-        raise ValueError(f"{name} has 0 feature(s) (shape={arr.shape}); at least 1 is required.")
+        raise ValueError(f"{name} has 0 feature(s) (shape={arr.shape}) while a minimum of 1 is "
+                         "required.")
     if not np.isfinite(arr).all():
         raise ValueError(f"{name} contains NaN or infinity; all values must be finite.")
     return np.ascontiguousarray(arr)
@@ -70,7 +72,7 @@ def check_sample_weight(sample_weight: Any, n_samples: int, dtype: np.dtype) -> 
     if not np.isfinite(sw).all() or (sw < 0).any():
         raise ValueError("sample_weight must be finite and >= 0.")
     if not sw.sum() > 0:
-        raise ValueError("sample_weight must have a positive sum.")
+        raise ValueError("sample_weight must have a positive sum; all weights are zero.")
     return np.ascontiguousarray(sw)
 
 

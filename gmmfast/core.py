@@ -103,14 +103,15 @@ class History:
     def n_iter(self) -> int:
         return int(self.bound.shape[0])
 
-    def invariant_violations(self, rtol: float = 1e-9) -> list:
+    def invariant_violations(self, rtol: float = 1e-9, atol: float = 0.0) -> list:
         """The invariants of the run that fail, as readable strings (empty if all hold).
 
         Checked: b_t(w_{t-1}) <= v_{t-1} exactly (validity), and up to
-        ``rtol * |F(w_0)|`` of rounding: b_t(w_t) <= b_t(w_{t-1}) (w_t minimises
-        b_t), d_t >= 0, b_t(w_t) non-increasing in t, v_{t-1} <= b_{t-1}(w_{t-1}).
+        ``rtol * |F(w_0)| + atol`` of rounding: b_t(w_t) <= b_t(w_{t-1}) (w_t
+        minimises b_t), d_t >= 0, b_t(w_t) non-increasing in t,
+        v_{t-1} <= b_{t-1}(w_{t-1}). ``atol`` matters only when F(w_0) is ~0.
         """
-        slack = rtol * max(abs(self.initial_objective), np.finfo(float).tiny)
+        slack = rtol * abs(self.initial_objective) + atol
         out = []
         bad = np.flatnonzero(self.bound_at_previous > self.threshold)
         if bad.size:

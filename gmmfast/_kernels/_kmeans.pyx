@@ -30,6 +30,19 @@ from ._common cimport (
 
 CHUNK = 256
 cdef Py_ssize_t _CHUNK = 256
+# Floating-point operations worth one more thread: below this, waking a thread
+# costs more than it saves (and on a loaded machine, much more).
+cdef Py_ssize_t _GRAIN = 1 << 20
+
+
+cdef inline int _threads(int n_threads, Py_ssize_t units, double work) noexcept nogil:
+    """Threads for a parallel loop of `units` iterations doing `work` flops in all."""
+    cdef double by_work = 1.0 + work / _GRAIN
+    if by_work < n_threads:
+        n_threads = <int>by_work
+    if units < n_threads:
+        n_threads = <int>units
+    return max(n_threads, 1)
 
 
 def openmp_max_threads():
@@ -55,35 +68,66 @@ cdef inline void _gemm_minus2_xct(const floating* X, const floating* C, int n, i
         dgemm(&ta, &tb, &k, &n, &d, &alpha, <double*>C, &d, <double*>X, &d, &beta, out, &k)
 
 
+cdef extern from "gmm_argmin.h":
+    int gmm_argmin_level() noexcept nogil
+    Py_ssize_t gmm_argmin_block_d(int level) noexcept nogil
+    Py_ssize_t gmm_argmin_block_f(int level) noexcept nogil
+    void gmm_argmin_d(int level, const double* X, Py_ssize_t n, Py_ssize_t d, const double* CT,
+                      const double* csq, Py_ssize_t kp, int* labels) noexcept nogil
+    void gmm_argmin_f(int level, const float* X, Py_ssize_t n, Py_ssize_t d, const float* CT,
+                      const float* csq, Py_ssize_t kp, int* labels) noexcept nogil
+
+cdef int _MAX_LEVEL = gmm_argmin_level()
+cdef int _LEVEL = _MAX_LEVEL
+
+
+def simd_level(level=None):
+    """The instruction set of the nearest-center search: 2 AVX-512, 1 AVX2, 0 portable.
+
+    With `level`, use that variant from now on (at most what the processor
+    supports); returns the level in use.
+    """
+    global _LEVEL
+    if level is not None:
+        if level not in (0, 1, 2) or level > _MAX_LEVEL:
+            raise ValueError(f"level must be in 0..{_MAX_LEVEL} on this processor, got {level!r}")
+        _LEVEL = level
+    return _LEVEL
+
+
+def simd_block(dtype):
+    """Centers per block of the nearest-center search: k is padded to a multiple of it."""
+    if np.dtype(dtype) == np.float32:
+        return gmm_argmin_block_f(_LEVEL)
+    return gmm_argmin_block_d(_LEVEL)
+
+
 cdef void _argmin_chunk(const floating* X, Py_ssize_t n_c, Py_ssize_t d, Py_ssize_t k,
                         const floating* C, const floating* CT, const floating* csq,
-                        bint use_gemm, floating* buf, int* labels) noexcept nogil:
-    """Nearest-center labels of the n_c rows of X, by ||c||^2 - 2 x.c.
+                        Py_ssize_t kp, int level, bint use_gemm, floating* buf,
+                        int* labels) noexcept nogil:
+    """Nearest-center labels of the n_c rows of X, by ||c||^2 - 2 x.c (first minimum).
 
-    With use_gemm the products come from BLAS on the whole chunk; otherwise
-    from a loop over the transposed centers CT (d x k) that the compiler
-    vectorizes over centers, which is faster when d is small.
+    With use_gemm the products come from BLAS on the whole chunk;
+    otherwise from the register-blocked SIMD search of gmm_argmin.h over the
+    transposed, padded centers CT = -2 C^T (d x kp), which is faster.
     """
-    cdef Py_ssize_t i, j, f
-    cdef floating a, best
+    cdef Py_ssize_t i, j
+    cdef floating best
     cdef floating* row
     cdef int bj
-    if use_gemm:
-        for i in range(n_c):
-            for j in range(k):
-                buf[i * k + j] = csq[j]
-        _gemm_minus2_xct(X, C, <int>n_c, <int>k, <int>d, buf)
-    for i in range(n_c):
-        if use_gemm:
-            row = buf + i * k
+    if not use_gemm:
+        if floating is double:
+            gmm_argmin_d(level, X, n_c, d, CT, csq, kp, labels)
         else:
-            row = buf
-            for j in range(k):
-                row[j] = csq[j]
-            for f in range(d):
-                a = -2 * X[i * d + f]
-                for j in range(k):
-                    row[j] = row[j] + a * CT[f * k + j]
+            gmm_argmin_f(level, X, n_c, d, CT, csq, kp, labels)
+        return
+    for i in range(n_c):
+        for j in range(k):
+            buf[i * k + j] = csq[j]
+    _gemm_minus2_xct(X, C, <int>n_c, <int>k, <int>d, buf)
+    for i in range(n_c):
+        row = buf + i * k
         best = row[0]
         bj = 0
         for j in range(1, k):
@@ -93,11 +137,28 @@ cdef void _argmin_chunk(const floating* X, Py_ssize_t n_c, Py_ssize_t d, Py_ssiz
         labels[i] = bj
 
 
+cdef inline void _clear_slot(double* ss, double* sw, Py_ssize_t k, Py_ssize_t d) noexcept nogil:
+    cdef Py_ssize_t j
+    for j in range(k * d):
+        ss[j] = 0.0
+    for j in range(k):
+        sw[j] = 0.0
+
+
+cdef inline void _add_point(double* ss, double* sw, const floating* x, double wi, Py_ssize_t j,
+                            Py_ssize_t d) noexcept nogil:
+    """Add sample x with weight wi to cluster j of a slot's sums."""
+    cdef Py_ssize_t f
+    sw[j] = sw[j] + wi
+    for f in range(d):
+        ss[j * d + f] = ss[j * d + f] + wi * x[f]
+
+
 def assign(const floating[:, ::1] X, const floating[::1] sample_weight,
            const floating[:, ::1] centers, int[::1] labels, double[::1] chunk_costs,
            const int[::1] prev_labels, double[::1] chunk_prev_costs,
            double[:, :, ::1] slot_sums, double[:, ::1] slot_weights,
-           Py_ssize_t n_slots, bint use_gemm, int n_threads):
+           Py_ssize_t n_slots, int n_threads):
     """Nearest-center labels and their costs, in one pass over X.
 
     Writes `labels`, and per chunk the cost total of those labels
@@ -110,8 +171,16 @@ def assign(const floating[:, ::1] X, const floating[::1] sample_weight,
     cdef Py_ssize_t n_chunks = (n + _CHUNK - 1) // _CHUNK
     cdef bint with_prev = prev_labels.shape[0] > 0
     cdef bint with_sums = slot_sums.shape[0] > 0
-    cdef floating[:, ::1] CT = np.ascontiguousarray(np.asarray(centers).T)
-    cdef floating[::1] csq = np.einsum("ij,ij->i", np.asarray(centers), np.asarray(centers))
+    cdef int level = _LEVEL
+    # the SIMD search beats BLAS gemm at every d measured (bench/lloyd_iteration.py)
+    # with AVX2 or AVX-512; without them, gemm is faster
+    cdef bint use_gemm = level == 0
+    cdef Py_ssize_t width = simd_block(np.asarray(centers).dtype)
+    cdef Py_ssize_t kp = (k + width - 1) // width * width
+    cdef floating[:, ::1] CT = np.zeros((d, kp), dtype=np.asarray(centers).dtype)
+    cdef floating[::1] csq = np.full(kp, np.inf, dtype=np.asarray(centers).dtype)
+    np.multiply(np.asarray(centers).T, -2, out=np.asarray(CT)[:, :k])    # exact scaling
+    np.asarray(csq)[:k] = np.einsum("ij,ij->i", np.asarray(centers), np.asarray(centers))
     cdef Py_ssize_t s, c, c0, c1, i, i0, i1, f, j
     cdef double acc, acc_prev, wi
     cdef floating* buf
@@ -119,6 +188,7 @@ def assign(const floating[:, ::1] X, const floating[::1] sample_weight,
     cdef double* sw
     if n == 0:
         return
+    n_threads = _threads(n_threads, n_slots, <double>n * (k + 2) * d)
     with nogil, parallel(num_threads=n_threads):
         buf = <floating*> malloc(_CHUNK * k * sizeof(floating))
         for s in prange(n_slots, schedule="dynamic"):
@@ -127,15 +197,12 @@ def assign(const floating[:, ::1] X, const floating[::1] sample_weight,
             if with_sums:
                 ss = &slot_sums[s, 0, 0]
                 sw = &slot_weights[s, 0]
-                for j in range(k * d):
-                    ss[j] = 0.0
-                for j in range(k):
-                    sw[j] = 0.0
+                _clear_slot(ss, sw, k, d)
             for c in range(c0, c1):
                 i0 = c * _CHUNK
                 i1 = min(i0 + _CHUNK, n)
                 _argmin_chunk(&X[i0, 0], i1 - i0, d, k, &centers[0, 0], &CT[0, 0], &csq[0],
-                              use_gemm, buf, &labels[i0])
+                              kp, level, use_gemm, buf, &labels[i0])
                 acc = 0.0
                 acc_prev = 0.0
                 for i in range(i0, i1):
@@ -144,10 +211,7 @@ def assign(const floating[:, ::1] X, const floating[::1] sample_weight,
                     if with_prev:
                         acc_prev = acc_prev + wi * sqdist(&X[i, 0], &centers[prev_labels[i], 0], d)
                     if with_sums:
-                        j = labels[i]
-                        sw[j] = sw[j] + wi
-                        for f in range(d):
-                            ss[j * d + f] = ss[j * d + f] + wi * X[i, f]
+                        _add_point(ss, sw, &X[i, 0], wi, labels[i], d)
                 chunk_costs[c] = acc
                 if with_prev:
                     chunk_prev_costs[c] = acc_prev
@@ -163,6 +227,7 @@ def label_costs(const floating[:, ::1] X, const floating[::1] sample_weight,
     cdef bint with_points = point_costs.shape[0] > 0
     cdef Py_ssize_t c, i, i0, i1
     cdef double acc, ci
+    n_threads = _threads(n_threads, n_chunks, <double>n * d)
     with nogil:
         for c in prange(n_chunks, schedule="static", num_threads=n_threads):
             i0 = c * _CHUNK
@@ -187,22 +252,16 @@ def accumulate(const floating[:, ::1] X, const floating[::1] sample_weight,
     cdef double wi
     cdef double* ss
     cdef double* sw
+    n_threads = _threads(n_threads, n_slots, <double>n * d)
     with nogil:
         for s in prange(n_slots, schedule="dynamic", num_threads=n_threads):
             i0 = min((s * n_chunks // n_slots) * _CHUNK, n)
             i1 = min(((s + 1) * n_chunks // n_slots) * _CHUNK, n)
             ss = &slot_sums[s, 0, 0]
             sw = &slot_weights[s, 0]
-            for j in range(k * d):
-                ss[j] = 0.0
-            for j in range(k):
-                sw[j] = 0.0
+            _clear_slot(ss, sw, k, d)
             for i in range(i0, i1):
-                j = labels[i]
-                wi = sample_weight[i]
-                sw[j] = sw[j] + wi
-                for f in range(d):
-                    ss[j * d + f] = ss[j * d + f] + wi * X[i, f]
+                _add_point(ss, sw, &X[i, 0], sample_weight[i], labels[i], d)
 
 
 def finalize_centers(const double[:, :, ::1] slot_sums, const double[:, ::1] slot_weights,
@@ -243,6 +302,7 @@ def distances(const floating[:, ::1] X, const floating[:, ::1] centers,
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1], k = centers.shape[0]
     cdef Py_ssize_t i, j
     cdef double t
+    n_threads = _threads(n_threads, n, <double>n * k * d)
     with nogil:
         for i in prange(n, schedule="static", num_threads=n_threads):
             for j in range(k):
@@ -276,40 +336,27 @@ cdef int64_t _walk_block(const floating* X, const floating* sw, const floating* 
         costs[i] = c
         total = total + c
     budget = total + slack
-    if d == 2:
-        for step in range(n_steps):
-            r = gmm_rng_next(&state)
-            i = lo + gmm_rng_bounded(<uint32_t>(r >> 32), nb, &state)
-            j = <int>gmm_rng_bounded(<uint32_t>r, km1, &state)
-            zi = labels[i]
-            if j >= zi:
-                j = j + 1
+    for step in range(n_steps):
+        r = gmm_rng_next(&state)
+        i = lo + gmm_rng_bounded(<uint32_t>(r >> 32), nb, &state)
+        j = <int>gmm_rng_bounded(<uint32_t>r, km1, &state)
+        zi = labels[i]
+        if j >= zi:
+            j = j + 1
+        if d == 2:      # the common case, spelled out (the compiler unswitches this test)
             xi = X + 2 * i
             cj = C + 2 * j
             t0 = <double>xi[0] - <double>cj[0]
             t1 = <double>xi[1] - <double>cj[1]
             c = sw[i] * (t0 * t0 + t1 * t1)
-            nt = total + (c - costs[i])
-            if nt <= budget:
-                labels[i] = j
-                costs[i] = c
-                total = nt
-                accepted += 1
-    else:
-        for step in range(n_steps):
-            r = gmm_rng_next(&state)
-            i = lo + gmm_rng_bounded(<uint32_t>(r >> 32), nb, &state)
-            j = <int>gmm_rng_bounded(<uint32_t>r, km1, &state)
-            zi = labels[i]
-            if j >= zi:
-                j = j + 1
+        else:
             c = sw[i] * sqdist(X + i * d, C + j * d, d)
-            nt = total + (c - costs[i])
-            if nt <= budget:
-                labels[i] = j
-                costs[i] = c
-                total = nt
-                accepted += 1
+        nt = total + (c - costs[i])
+        if nt <= budget:
+            labels[i] = j
+            costs[i] = c
+            total = nt
+            accepted += 1
     return accepted
 
 
@@ -330,6 +377,7 @@ def walk(const floating[:, ::1] X, const floating[::1] sample_weight,
     if n == 0 or k < 2:
         block_accepted[:] = 0
         return
+    n_threads = _threads(n_threads, n_blocks, <double>np.asarray(block_steps).sum() * d)
     with nogil:
         for b in prange(n_blocks, schedule="dynamic", num_threads=n_threads):
             lo = b * block_size

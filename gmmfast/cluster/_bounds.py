@@ -21,8 +21,6 @@ from ..latent import WALK_BLOCK, block_plan, repair
 from . import _samplers
 
 CHUNK = K.CHUNK
-#: From this many features on, distances use BLAS gemm (measured in bench/).
-GEMM_MIN_FEATURES = 16
 #: Memory cap for the per-slot center sums.
 _SLOT_BYTES = 32 << 20
 _MAX_SLOTS = 64
@@ -99,7 +97,7 @@ def assign(X: np.ndarray, sw: np.ndarray, centers: np.ndarray, n_threads: int, *
         sums, weights = np.empty((0, 0, 0)), np.empty((0, 0))
     K.assign(X, sw, centers, labels, chunk,
              np.empty(0, dtype=np.int32) if prev_labels is None else prev_labels, chunk_prev,
-             sums, weights, slots, d >= GEMM_MIN_FEATURES, n_threads)
+             sums, weights, slots, n_threads)
     return Assignment(w=centers, labels=labels, objective=total(chunk),
                       prev_labels=prev_labels,
                       prev_value=total(chunk_prev) if prev_labels is not None else float("nan"),

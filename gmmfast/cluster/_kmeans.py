@@ -19,7 +19,7 @@ from ._samplers import SAMPLERS
 INITS = ("k-means++", "forgy", "random-partition")
 SELECTIONS = ("random", "mm", "balanced", "merge-split")
 #: Proposals per point and iteration when walk_steps="auto" (see bench/walk_steps.py).
-AUTO_STEPS_PER_POINT = 10
+AUTO_STEPS_PER_POINT = 30
 
 
 def kmeans_plusplus(X: np.ndarray, n_clusters: int, sample_weight: np.ndarray,
@@ -93,7 +93,7 @@ class GMMKMeans(BaseEstimator):
         costliest clusters (any center of an empty cluster minimises the
         bound).
     walk_steps : int or "auto", default="auto"
-        Random-walk proposals per iteration; "auto" is 10 per sample.
+        Random-walk proposals per iteration; "auto" is 30 per sample (bench/walk_steps.py).
     n_candidates : int, default=8
         Random valid bounds scored by a bias (biased selection only).
     sampler : {"uniform", "local", "gibbs"}, default="uniform"

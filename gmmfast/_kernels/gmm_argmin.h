@@ -1,0 +1,145 @@
+/* Nearest-center search for a block of points, vectorised over centers.
+ *
+ * For each point x_i, label_i = first argmin_j (csq_j - 2 x_i . c_j), the
+ * ranking of ||x_i - c_j||^2 without ||x_i||^2 (as scikit-learn's Lloyd).
+ * Centers come transposed, scaled by -2 (exact) and padded: CT is d x kp,
+ * CT[f, j] = -2 c_jf, kp a multiple of
+ * gmm_argmin_block_{d,f}() (the centers one block covers); padded centers
+ * have csq = +inf and are never chosen.
+ *
+ * The loop is a small register-blocked gemm: a block of P points against V
+ * vectors of W centers, so each loaded vector of centers feeds P fused
+ * multiply-adds and each broadcast coordinate feeds V. The running minimum
+ * and its index are kept per lane and reduced to the first index of the
+ * minimum, exactly what a scalar loop over j returns.
+ *
+ * Three variants are compiled (AVX-512, AVX2, baseline; GCC/Clang on x86-64)
+ * and the best one the processor supports is chosen at run time; other
+ * compilers and architectures get the portable variant.
+ */
+#ifndef GMM_ARGMIN_H
+#define GMM_ARGMIN_H
+
+#include <stdint.h>
+#include <math.h>
+
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+#define GMM_X86 1
+#define GMM_TARGET(t) __attribute__((target(t)))
+#else
+#define GMM_X86 0
+#define GMM_TARGET(t)
+#endif
+
+#define GMM_DEFINE_ARGMIN(NAME, T, IT, W, P, V, TARGET)                                     \
+typedef T NAME##_vec __attribute__((vector_size(W * sizeof(T))));                          \
+typedef T NAME##_uvec __attribute__((vector_size(W * sizeof(T)), aligned(sizeof(T))));     \
+typedef IT NAME##_ivec __attribute__((vector_size(W * sizeof(T))));                        \
+                                                                                           \
+TARGET static inline void NAME##_keep(NAME##_vec acc, NAME##_ivec jv, NAME##_vec *best,     \
+                                      NAME##_ivec *idx) {                                  \
+    NAME##_ivec m = acc < *best;                                                           \
+    *best = (NAME##_vec)((m & (NAME##_ivec)acc) | (~m & (NAME##_ivec)*best));              \
+    *idx = (m & jv) | (~m & *idx);                                                         \
+}                                                                                          \
+                                                                                           \
+TARGET static inline int NAME##_reduce(NAME##_vec best, NAME##_ivec idx) {                  \
+    T b = best[0];                                                                         \
+    IT bi = idx[0];                                                                        \
+    for (int l = 1; l < W; l++) {                                                          \
+        if (best[l] < b || (best[l] == b && idx[l] < bi)) { b = best[l]; bi = idx[l]; }    \
+    }                                                                                      \
+    return (int)bi;                                                                        \
+}                                                                                          \
+                                                                                           \
+/* points i0..i0+np-1 (np <= P) against all centers */                                     \
+TARGET static inline void NAME##_block(const T *X, intptr_t i0, int np, intptr_t d,        \
+                                       const T *CT, const T *csq, intptr_t kp,             \
+                                       int *labels) {                                      \
+    NAME##_ivec lane;                                                                      \
+    for (int l = 0; l < W; l++) lane[l] = l;                                               \
+    NAME##_vec best[P];                                                                    \
+    NAME##_ivec idx[P];                                                                    \
+    for (int p = 0; p < P; p++) {                                                          \
+        best[p] = (NAME##_vec){0} + (T)INFINITY;                                           \
+        idx[p] = (NAME##_ivec){0};                                                         \
+    }                                                                                      \
+    const T *xp[P];                                                                        \
+    for (int p = 0; p < P; p++) xp[p] = X + (i0 + (p < np ? p : 0)) * d;                   \
+    for (intptr_t jb = 0; jb < kp; jb += W * V) {                                          \
+        NAME##_vec acc[P][V];                                                              \
+        for (int v = 0; v < V; v++) {                                                      \
+            NAME##_vec c0 = *(const NAME##_uvec *)(csq + jb + v * W);                      \
+            for (int p = 0; p < P; p++) acc[p][v] = c0;                                    \
+        }                                                                                  \
+        for (intptr_t f = 0; f < d; f++) {                                                 \
+            NAME##_vec ct[V];                                                              \
+            for (int v = 0; v < V; v++) ct[v] = *(const NAME##_uvec *)(CT + f * kp + jb + v * W); \
+            for (int p = 0; p < P; p++) {                                                  \
+                T a = xp[p][f];                                                            \
+                for (int v = 0; v < V; v++) acc[p][v] += a * ct[v];                        \
+            }                                                                              \
+        }                                                                                  \
+        for (int v = 0; v < V; v++) {                                                      \
+            NAME##_ivec jv = lane + (IT)(jb + v * W);                                      \
+            for (int p = 0; p < P; p++) NAME##_keep(acc[p][v], jv, &best[p], &idx[p]);     \
+        }                                                                                  \
+    }                                                                                      \
+    for (int p = 0; p < np; p++) labels[i0 + p] = NAME##_reduce(best[p], idx[p]);          \
+}                                                                                          \
+                                                                                           \
+TARGET static void NAME(const T *X, intptr_t n, intptr_t d, const T *CT, const T *csq,     \
+                        intptr_t kp, int *labels) {                                        \
+    intptr_t i = 0;                                                                        \
+    for (; i + P <= n; i += P) NAME##_block(X, i, P, d, CT, csq, kp, labels);              \
+    if (i < n) NAME##_block(X, i, (int)(n - i), d, CT, csq, kp, labels);                   \
+}
+
+/* Portable: 4 doubles / 8 floats per vector (SSE2 pairs, or whatever the target has). */
+GMM_DEFINE_ARGMIN(gmm_argmin_d_base, double, int64_t, 4, 4, 1, )
+GMM_DEFINE_ARGMIN(gmm_argmin_f_base, float, int32_t, 8, 4, 1, )
+#if GMM_X86
+/* AVX2: 16 ymm registers; 4 points x 2 vectors = 8 accumulators. */
+GMM_DEFINE_ARGMIN(gmm_argmin_d_avx2, double, int64_t, 4, 4, 2, GMM_TARGET("avx2,fma"))
+GMM_DEFINE_ARGMIN(gmm_argmin_f_avx2, float, int32_t, 8, 4, 2, GMM_TARGET("avx2,fma"))
+/* AVX-512: 32 zmm registers; 8 points x 2 vectors = 16 accumulators. */
+GMM_DEFINE_ARGMIN(gmm_argmin_d_avx512, double, int64_t, 8, 8, 2,
+                  GMM_TARGET("avx512f,avx512dq,avx512vl,avx2,fma"))
+GMM_DEFINE_ARGMIN(gmm_argmin_f_avx512, float, int32_t, 16, 8, 2,
+                  GMM_TARGET("avx512f,avx512dq,avx512vl,avx2,fma"))
+#endif
+
+/* 2 = AVX-512, 1 = AVX2, 0 = portable. */
+static int gmm_argmin_level(void) {
+#if GMM_X86
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq")
+            && __builtin_cpu_supports("avx512vl")) return 2;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return 1;
+#endif
+    return 0;
+}
+
+/* Centers covered by one block of the chosen variant: pad k to a multiple of this. */
+static intptr_t gmm_argmin_block_d(int level) { return level == 2 ? 16 : level == 1 ? 8 : 4; }
+static intptr_t gmm_argmin_block_f(int level) { return level == 2 ? 32 : level == 1 ? 16 : 8; }
+
+static void gmm_argmin_d(int level, const double *X, intptr_t n, intptr_t d, const double *CT,
+                         const double *csq, intptr_t kp, int *labels) {
+#if GMM_X86
+    if (level == 2) { gmm_argmin_d_avx512(X, n, d, CT, csq, kp, labels); return; }
+    if (level == 1) { gmm_argmin_d_avx2(X, n, d, CT, csq, kp, labels); return; }
+#endif
+    gmm_argmin_d_base(X, n, d, CT, csq, kp, labels);
+}
+
+static void gmm_argmin_f(int level, const float *X, intptr_t n, intptr_t d, const float *CT,
+                         const float *csq, intptr_t kp, int *labels) {
+#if GMM_X86
+    if (level == 2) { gmm_argmin_f_avx512(X, n, d, CT, csq, kp, labels); return; }
+    if (level == 1) { gmm_argmin_f_avx2(X, n, d, CT, csq, kp, labels); return; }
+#endif
+    gmm_argmin_f_base(X, n, d, CT, csq, kp, labels);
+}
+
+#endif

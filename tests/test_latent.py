@@ -1,0 +1,81 @@
+"""The generic walk over a table of latent costs (gmmfast.latent)."""
+import itertools
+
+import numpy as np
+import pytest
+from scipy.stats import chi2
+from threadpoolctl import threadpool_limits
+
+from gmmfast.latent import block_plan, repair, sample_latent, table_value
+
+
+def test_samples_are_valid_and_respect_options():
+    rng = np.random.default_rng(0)
+    costs = rng.random((500, 7))
+    opts = rng.integers(1, 8, size=500)
+    costs[np.arange(7)[None, :] >= opts[:, None]] = np.inf    # padding never proposed
+    start = np.where(np.isfinite(costs), costs, np.inf).argmin(1)
+    budget = table_value(costs, start) + 20.0
+    z, value, acc = sample_latent(costs, start, budget, 200_000, 1, n_options=opts)
+    assert value <= budget and value == table_value(costs, z)
+    assert (z < opts).all() and acc > 0
+    assert (z[opts == 1] == 0).all()
+
+
+def test_uniform_over_valid_configurations():
+    costs = np.array([[0.0, 1.0, 2.5], [0.0, 0.7, 3.0], [0.2, 0.0, 1.1]])
+    configs = np.array(list(itertools.product(range(3), repeat=3)))
+    values = costs[np.arange(3), configs].sum(1)
+    budget = 2.0
+    valid = [tuple(c) for c in configs[values <= budget]]
+    counts = dict.fromkeys(valid, 0)
+    start = costs.argmin(1)
+    for s in range(2000):
+        z, _, _ = sample_latent(costs, start, budget, 40, s)
+        counts[tuple(z)] += 1
+    f = np.array(list(counts.values()))
+    e = 2000 / len(valid)
+    assert chi2.sf(((f - e) ** 2 / e).sum(), len(valid) - 1) > 1e-4
+
+
+def test_thread_count_does_not_change_result():
+    rng = np.random.default_rng(3)
+    costs = rng.random((10_000, 5))
+    start = costs.argmin(1)
+    budget = table_value(costs, start) + 50
+    outs = []
+    for threads in (1, 2):
+        with threadpool_limits(threads, user_api="openmp"):
+            outs.append(sample_latent(costs, start, budget, 100_000, 5, block_size=999))
+    np.testing.assert_array_equal(outs[0][0], outs[1][0])
+    assert outs[0][1:] == outs[1][1:]
+
+
+def test_block_plan_splits_everything():
+    slack, steps = block_plan(10, 3, 1.0, 7)
+    assert steps.sum() == 7 and len(steps) == 4
+    np.testing.assert_allclose(slack, [0.3, 0.3, 0.3, 0.1])
+
+
+def test_repair_restores_validity():
+    costs = np.array([[0.0, 5.0], [0.0, 1.0], [0.0, 2.0]])
+    start = np.zeros(3, dtype=np.int32)
+    z = np.ones(3, dtype=np.int32)
+    now = costs[np.arange(3), z].copy()
+    value = repair(z, start, now, np.zeros(3), 3.0, lambda lab: table_value(costs, lab))
+    assert value <= 3.0
+    np.testing.assert_array_equal(z, [0, 1, 1])     # the largest increase went first
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(budget=-1.0), "budget"),
+    (dict(labels=np.zeros(3, int)), "labels"),
+    (dict(labels=np.full(4, 5)), "labels"),
+    (dict(n_options=np.zeros(4, int)), "n_options"),
+    (dict(costs=np.zeros((0, 2))), "costs"),
+])
+def test_bad_input(kw, match):
+    args = dict(costs=np.zeros((4, 3)), labels=np.zeros(4, int), budget=1.0, n_steps=5)
+    args.update(kw)
+    with pytest.raises(ValueError, match=match):
+        sample_latent(**args)
