@@ -13,9 +13,9 @@ import sys
 from typing import List, Optional
 
 #: Subcommand modules under gmmfast/_cli, in the order ``--help`` lists them.
-SUBCOMMANDS = ["demo"]
+SUBCOMMANDS = ["demo", "compare", "cluster"]
 #: What ``gmmfast`` with no arguments runs.
-DEFAULT = ["demo"]
+DEFAULT = ["compare"]
 
 
 def build_parser() -> argparse.ArgumentParser:

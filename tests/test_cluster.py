@@ -67,7 +67,8 @@ def test_invariants_on_every_iteration(problem, eta, selection, init):
 
 def test_history_records_walk_statistics():
     X, _ = blobs(2000, 10)
-    m = GMMKMeans(10, eta=0.05, walk_steps=3000, random_state=0, init="random-partition").fit(X)
+    m = GMMKMeans(10, eta=0.05, selection="random", walk_steps=3000, random_state=0,
+                  init="random-partition").fit(X)
     h = m.history_
     assert (h.proposals == 3000).all()
     assert (h.accepted > 0).any() and (h.accepted <= h.proposals).all()

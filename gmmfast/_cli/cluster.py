@@ -1,0 +1,73 @@
+"""``gmmfast cluster FILE -k K``: k-means by G-MM on your own data (CSV, text or .npy)."""
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("cluster", help="cluster your own data (CSV, text or .npy) by G-MM",
+                       description=__doc__)
+    p.add_argument("file", help="points, one per row: .npy, or CSV/whitespace text "
+                                "(an optional header line is skipped)")
+    p.add_argument("-k", "--n-clusters", type=int, required=True)
+    p.add_argument("--eta", type=float, default=None,
+                   help="progress coefficient in (0, 1]; 1 is Lloyd's k-means "
+                        "(default: GMMKMeans's)")
+    p.add_argument("--init", default=None, choices=["forgy", "random-partition", "k-means++"],
+                   help="initialisation (default: GMMKMeans's)")
+    p.add_argument("--selection", default=None, choices=["merge-split", "random", "mm"],
+                   help="bound selection (default: GMMKMeans's)")
+    p.add_argument("--sampler", default=None, choices=["uniform", "local", "gibbs"],
+                   help="sampler of random bounds for --selection random")
+    p.add_argument("--n-init", type=int, default=1, help="runs; the best is kept")
+    p.add_argument("--max-iter", type=int, default=300)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("-o", "--output", default=None, help="write one label per line here")
+    p.add_argument("--centers", default=None, help="write the centers here (CSV)")
+    p.add_argument("-v", "--verbose", action="store_true", help="progress bar")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from ..cluster import GMMKMeans
+    from .compare import read_points
+
+    path = Path(args.file)
+    if not path.is_file():
+        raise SystemExit(f"gmmfast cluster: no such file: {path}")
+    try:
+        X = read_points(path)
+    except ValueError as exc:
+        raise SystemExit(f"gmmfast cluster: cannot read {path}: {exc}")
+    params = {name: getattr(args, name) for name in ("eta", "init", "selection", "sampler")
+              if getattr(args, name) is not None}
+    est = GMMKMeans(args.n_clusters, n_init=args.n_init, max_iter=args.max_iter,
+                    random_state=args.seed, verbose=int(args.verbose), **params)
+    t0 = time.perf_counter()
+    try:
+        est.fit(X)
+    except ValueError as exc:
+        raise SystemExit(f"gmmfast cluster: {exc}")
+    seconds = time.perf_counter() - t0
+    n, d = X.shape
+    sizes = np.bincount(est.labels_, minlength=args.n_clusters)
+    p = est.get_params()
+    print(f"{path.name}: n={n}, d={d}, k={args.n_clusters}; G-MM (selection={p['selection']}, "
+          f"eta={p['eta']:g}, init={p['init']})")
+    print(f"objective (SSE) {est.inertia_:.6g}, per point {est.inertia_ / n:.6g}; "
+          f"{est.n_iter_} iterations, {seconds:.2f} s")
+    print(f"cluster sizes: min {sizes.min()}, median {int(np.median(sizes))}, max {sizes.max()}"
+          f"; empty clusters: {int((sizes == 0).sum())}")
+    if args.output:
+        np.savetxt(args.output, est.labels_, fmt="%d")
+        print(f"wrote {args.output}")
+    if args.centers:
+        np.savetxt(args.centers, est.cluster_centers_, delimiter=",", fmt="%.10g")
+        print(f"wrote {args.centers}")
+    if not args.output and not args.centers:
+        print("(use -o labels.csv to save the labels)", file=sys.stderr)
+    return 0

@@ -1,0 +1,174 @@
+"""The clustering data sets: GMM-200, Norm-25 generators and the SIPU loader."""
+import functools
+import gzip
+import http.server
+import threading
+
+import numpy as np
+import pytest
+from scipy.spatial.distance import pdist
+
+from gmmfast.datasets import get_data_home, load_sipu, make_gmm200, make_norm25
+from gmmfast.metrics import centroids_from_labels
+
+
+# -- GMM-200 -----------------------------------------------------------------------
+
+def test_gmm200_matches_the_paper_description():
+    X, y, means = make_gmm200(0, return_centers=True)
+    assert X.shape == (10_000, 2) and X.dtype == np.float64
+    assert np.array_equal(np.bincount(y), np.full(200, 50))
+    assert means.shape == (200, 2)
+    assert means.min() >= 0 and means.max() <= 70
+    assert pdist(means).min() >= 2.5
+    # unit-variance components: pooled within-component variance per coordinate ~ 1
+    resid = X - means[y]
+    assert resid.var(axis=0) == pytest.approx([1, 1], abs=0.05)
+    assert abs(resid.mean()) < 0.03
+    # the sample means are the component means up to sampling noise (sd 1/sqrt(50))
+    assert np.abs(centroids_from_labels(X, y) - means).max() < 0.75
+
+
+def test_gmm200_is_reproducible_and_seed_sensitive():
+    a, ya = make_gmm200(3)
+    b, yb = make_gmm200(3)
+    c, _ = make_gmm200(4)
+    np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(ya, yb)
+    assert not np.allclose(a, c)
+
+
+def test_gmm200_shuffle_and_options():
+    X, y = make_gmm200(1, n_components=20, n_per_component=7, side=30, min_distance=4,
+                       shuffle=False)
+    assert X.shape == (140, 2)
+    np.testing.assert_array_equal(y, np.repeat(np.arange(20), 7))
+    _, _, m = make_gmm200(1, n_components=20, side=30, min_distance=4, return_centers=True)
+    assert pdist(m).min() >= 4
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(n_components=0), "n_components"),
+    (dict(n_per_component=0), "n_per_component"),
+    (dict(side=-1), "side"),
+    (dict(min_distance=-1), "min_distance"),
+    (dict(n_components=50, side=5, min_distance=3), "could not place"),
+])
+def test_gmm200_rejects_bad_parameters(kw, match):
+    with pytest.raises(ValueError, match=match):
+        make_gmm200(0, **kw)
+
+
+# -- Norm-25 -----------------------------------------------------------------------
+
+def test_norm25_matches_the_kmeanspp_description():
+    X, y, means = make_norm25(0, return_centers=True)
+    assert X.shape == (10_000, 15)
+    assert np.array_equal(np.bincount(y), np.full(25, 400))
+    assert means.shape == (25, 15) and means.min() >= 0 and means.max() <= 500
+    resid = X - means[y]
+    assert resid.var(axis=0) == pytest.approx(np.ones(15), abs=0.06)
+    # well separated: the closest pair of centers is many standard deviations apart
+    assert pdist(means).min() > 100
+
+
+def test_norm25_uneven_split_and_errors():
+    X, y = make_norm25(0, n_centers=3, n_samples=11, n_features=2)
+    assert sorted(np.bincount(y)) == [3, 4, 4]
+    with pytest.raises(ValueError, match="n_samples"):
+        make_norm25(0, n_centers=5, n_samples=4)
+    with pytest.raises(ValueError, match="std"):
+        make_norm25(0, std=0)
+
+
+# -- SIPU loader -------------------------------------------------------------------
+
+@pytest.mark.parametrize("name, n, k", [("d31", 3100, 31), ("R15", 600, 15)])
+def test_load_sipu_from_shared_data(shared_data, name, n, k):
+    X, y = load_sipu(name, data_home=shared_data, download_if_missing=False)
+    assert X.shape == (n, 2) and X.dtype == np.float64
+    assert y.dtype == np.int64 and y.min() == 0 and y.max() == k - 1
+    raw = np.loadtxt(shared_data / "sipu" / f"{name.lower()}.data.gz")
+    np.testing.assert_array_equal(X, raw)
+    truth = np.loadtxt(shared_data / "sipu" / f"{name.lower()}.labels0.gz").astype(int)
+    np.testing.assert_array_equal(y, truth - 1)
+
+
+def test_load_sipu_d31_reference_figure(shared_data):
+    """The data README: centroids of the ground truth give SSE/n = 1.1430."""
+    X, y = load_sipu("d31", data_home=shared_data)
+    C = centroids_from_labels(X, y)
+    assert ((X - C[y]) ** 2).sum() / len(X) == pytest.approx(1.1430, abs=5e-5)
+
+
+def test_load_sipu_missing_offline_is_a_clear_error(tmp_path):
+    # port 9 (discard) on localhost is closed: the download fails at once, as offline
+    with pytest.raises(OSError) as err:
+        load_sipu("d31", data_home=tmp_path, base_url="http://127.0.0.1:9/", timeout=5)
+    msg = str(err.value)
+    assert "d31" in msg and str(tmp_path) in msg and "http://127.0.0.1:9/D31.txt" in msg
+    assert not any(tmp_path.rglob("D31.txt*"))      # no partial file left as a cache
+
+
+def test_load_sipu_without_download_names_the_files(tmp_path):
+    with pytest.raises(OSError, match="download_if_missing=False"):
+        load_sipu("r15", data_home=tmp_path, download_if_missing=False)
+
+
+def test_load_sipu_rejects_unknown_names():
+    with pytest.raises(ValueError, match="name must be one of"):
+        load_sipu("cloud")
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+def _serve(folder):
+    server = http.server.HTTPServer(("127.0.0.1", 0),
+                                    functools.partial(_QuietHandler, directory=str(folder)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def test_load_sipu_downloads_into_the_cache_then_reads_it_offline(tmp_path, shared_data):
+    # a stand-in for the SIPU page, serving R15.txt in its format: x, y, label per line
+    site = tmp_path / "site"
+    site.mkdir()
+    X = np.loadtxt(shared_data / "sipu" / "r15.data.gz")
+    lab = np.loadtxt(shared_data / "sipu" / "r15.labels0.gz")
+    np.savetxt(site / "R15.txt", np.column_stack([X, lab]), fmt="%.4f\t%.4f\t%d")
+    cache = tmp_path / "cache"
+    server = _serve(site)
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/"
+        X1, y1 = load_sipu("r15", data_home=cache, base_url=url)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert (cache / "sipu" / "R15.txt").is_file()
+    np.testing.assert_allclose(X1, X, atol=1e-4)
+    np.testing.assert_array_equal(y1, lab.astype(int) - 1)
+    X2, y2 = load_sipu("r15", data_home=cache, base_url="http://127.0.0.1:9/")  # offline now
+    np.testing.assert_array_equal(X1, X2)
+    np.testing.assert_array_equal(y1, y2)
+
+
+def test_load_sipu_checks_the_file_shape(tmp_path):
+    folder = tmp_path / "sipu"
+    folder.mkdir()
+    with gzip.open(folder / "r15.data.gz", "wt") as fh:
+        fh.write("1 2\n3 4\n")
+    with gzip.open(folder / "r15.labels0.gz", "wt") as fh:
+        fh.write("1\n2\n")
+    with pytest.raises(ValueError, match="600 points"):
+        load_sipu("r15", data_home=tmp_path)
+
+
+def test_data_home_default_and_env(monkeypatch, tmp_path):
+    monkeypatch.setenv("GMMFAST_DATA", str(tmp_path))
+    assert get_data_home() == tmp_path
+    assert get_data_home(tmp_path / "x") == tmp_path / "x"
+    monkeypatch.delenv("GMMFAST_DATA")
+    assert get_data_home().name == "gmmfast_data"

@@ -1,0 +1,256 @@
+"""The faster bound samplers (gmmfast/_kernels/_walks.pyx, gmmfast/cluster/_samplers.py).
+
+Every sampler must return a valid bound (cost at the previous centers within
+the threshold), be the same for any thread count, and the walks must target
+the uniform distribution on valid assignments.
+"""
+import itertools
+
+import numpy as np
+import pytest
+from threadpoolctl import threadpool_limits
+
+from gmmfast import GMMKMeans
+from gmmfast.cluster import _samplers
+from gmmfast.cluster._bounds import KMeansBounds, assign, labeling_cost
+from gmmfast.core import generalized_mm
+from gmmfast.metrics import centroid_index
+
+
+def blobs(n, k, seed=0, spread=12.0):
+    rng = np.random.default_rng(seed)
+    means = rng.uniform(0, spread * np.sqrt(k), size=(k, 2))
+    y = rng.integers(0, k, size=n)
+    return means[y] + rng.normal(size=(n, 2)), y, means
+
+
+def exact(X, sw, C):
+    return lambda z, pc=None: labeling_cost(X, sw, C, z, 1, pc)
+
+
+# -- the center graph -----------------------------------------------------------------
+
+def test_center_graph_is_symmetric_sorted_and_has_the_neighbours():
+    rng = np.random.default_rng(0)
+    C = rng.normal(size=(40, 3))
+    indptr, indices = _samplers.center_graph(C, 5)
+    adj = np.zeros((40, 40), dtype=bool)
+    for a in range(40):
+        row = indices[indptr[a]:indptr[a + 1]]
+        assert np.all(np.diff(row) > 0) and a not in row
+        adj[a, row] = True
+    assert (adj == adj.T).all()
+    d = ((C[:, None] - C[None]) ** 2).sum(-1)
+    np.fill_diagonal(d, np.inf)
+    knn = np.argsort(d, axis=1)[:, :5]
+    assert all(adj[a, knn[a]].all() for a in range(40))
+    assert (adj.sum(1) >= 5).all()
+    ip, ix = _samplers.center_graph(C[:3], 10)            # fewer centers than neighbours
+    assert np.array_equal(np.diff(ip), [2, 2, 2])
+
+
+# -- the center-graph Metropolis-Hastings walk ------------------------------------------
+
+def test_local_walk_targets_the_uniform_distribution_on_valid_assignments():
+    """Tiny problem: enumerate every assignment; the walk's end points must be uniform on the valid ones."""
+    X = np.array([[0.0, 0.0], [1.0, 0.0], [3.0, 0.0], [9.0, 0.0]])
+    C = np.array([[0.0, 0.0], [2.0, 0.0], [4.0, 0.0], [10.0, 0.0]])  # 1-NN graph: uneven degrees
+    sw = np.ones(4)
+    graph = _samplers.center_graph(C, 1)
+    assert len(set(np.diff(graph[0]))) > 1                # MH correction matters
+    start = assign(X, sw, C, 1).labels
+    c = ((X[:, None] - C[None]) ** 2).sum(-1)
+    base = c[np.arange(4), start].sum()
+    budget = base + 30.0
+    valid = [z for z in itertools.product(range(4), repeat=4)
+             if c[np.arange(4), list(z)].sum() <= budget]
+    index = {z: i for i, z in enumerate(valid)}
+    counts = np.zeros(len(valid))
+    draws = 6000
+    for s in range(draws):
+        z = start.copy()
+        costs = np.empty(4)
+        _samplers.local_walk(X, sw, C, z, costs, graph, 0.2, 1 << 15, budget - base, 100, s, 1)
+        counts[index[tuple(z)]] += 1
+    expected = draws / len(valid)
+    chi2 = ((counts - expected) ** 2 / expected).sum()
+    # chi-square with len(valid) - 1 degrees of freedom: mean = dof, sd = sqrt(2 dof)
+    dof = len(valid) - 1
+    assert len(valid) > 20 and chi2 < dof + 5 * np.sqrt(2 * dof), (len(valid), chi2)
+
+
+def test_local_walk_is_valid_and_thread_independent():
+    X, _, _ = blobs(9000, 12, seed=1)
+    sw = np.ones(len(X))
+    C = X[:12].copy()
+    a = assign(X, sw, C, 1)
+    graph = _samplers.center_graph(C, 3)
+    outs = []
+    for threads in (1, 2):
+        z = a.labels.copy()
+        costs = np.empty(len(X))
+        acc = _samplers.local_walk(X, sw, C, z, costs, graph, 0.05, 1000,
+                                   0.05 * a.objective, 200_000, 5, threads)
+        outs.append((z, acc))
+    np.testing.assert_array_equal(outs[0][0], outs[1][0])
+    assert outs[0][1] == outs[1][1] > 0
+    assert labeling_cost(X, sw, C, outs[0][0], 1) <= 1.05 * a.objective
+
+
+# -- the Gibbs (maximum-entropy) sampler ------------------------------------------------
+
+def test_solve_beta_meets_the_expected_budget():
+    rng = np.random.default_rng(0)
+    delta = np.abs(rng.normal(size=(3000, 6))) * 5
+    delta[:, 0] = 0
+    delta[::7, 5] = np.inf                                # ragged rows
+    for slack in (10.0, 300.0, 3000.0):
+        beta, _ = _samplers.solve_beta(delta, slack, 1)
+        mean, _ = _samplers._moments(delta, beta, 1)
+        assert mean == pytest.approx(slack, rel=2e-3)
+    h0, _ = _samplers._moments(delta, 0.0, 1)
+    assert _samplers.solve_beta(delta, h0 * 2, 1)[0] == 0.0    # even uniform spends less
+
+
+@pytest.mark.parametrize("frac", [0.001, 0.05, 0.5])
+def test_gibbs_draw_is_valid_spends_the_slack_and_is_thread_independent(frac):
+    X, _, _ = blobs(6000, 15, seed=2)
+    sw = np.ones(len(X))
+    C = X[:15].copy()
+    a = assign(X, sw, C, 1)
+    budget = a.objective * (1 + frac)
+    graph = _samplers.center_graph(C, 6)
+    outs = []
+    for threads in (1, 2):
+        with threadpool_limits(limits=threads, user_api="openmp"):
+            outs.append(_samplers.gibbs_sample(X, sw, C, a.labels, a.objective, budget, graph,
+                                               11, threads, exact(X, sw, C)))
+    (z1, c1, v1, m1, b1), (z2, c2, v2, m2, b2) = outs
+    np.testing.assert_array_equal(z1, z2)
+    assert v1 == v2 and m1 == m2 and b1 == b2
+    assert v1 <= budget and v1 == labeling_cost(X, sw, C, z1, 1)
+    np.testing.assert_allclose(c1.sum(), v1, rtol=1e-12)
+    assert m1 > 0
+    assert v1 - a.objective > 0.9 * (budget - a.objective)   # the draw uses the slack
+
+
+def test_gibbs_with_no_slack_returns_the_touching_bound():
+    X, _, _ = blobs(500, 5)
+    sw = np.ones(len(X))
+    C = X[:5].copy()
+    a = assign(X, sw, C, 1)
+    z, _, v, moved, _ = _samplers.gibbs_sample(X, sw, C, a.labels, a.objective, a.objective,
+                                               _samplers.center_graph(C, 3), 0, 1,
+                                               exact(X, sw, C))
+    np.testing.assert_array_equal(z, a.labels)
+    assert moved == 0 and v == a.objective
+
+
+# -- merge-split --------------------------------------------------------------------------
+
+def three_blobs():
+    rng = np.random.default_rng(0)
+    means = np.array([[0.0, 0.0], [20.0, 0.0], [40.0, 0.0]])
+    y = np.repeat(np.arange(3), 200)
+    return means[y] + rng.normal(size=(600, 2)), y, means
+
+
+def test_merge_split_bound_dissolves_the_cheapest_cluster_within_the_budget():
+    X, _, _ = three_blobs()
+    sw = np.ones(len(X))
+    C = np.array([[-0.5, 0.0], [0.5, 0.0], [30.0, 0.0]])   # two centers share blob 0
+    a = assign(X, sw, C, 1)
+    graph = _samplers.center_graph(C, 2)
+    z, _, v, merged = _samplers.merge_split_bound(X, sw, C, a.labels, a.objective,
+                                                  a.objective * 1.01, graph, 1, exact(X, sw, C))
+    assert merged == 1 and v <= a.objective * 1.01
+    assert set(np.unique(z)) == {0, 2} or set(np.unique(z)) == {1, 2}
+    # no slack: nothing can be dissolved
+    z0, _, v0, m0 = _samplers.merge_split_bound(X, sw, C, a.labels, a.objective, a.objective,
+                                                graph, 1, exact(X, sw, C))
+    assert m0 == 0 and v0 == a.objective and np.array_equal(z0, a.labels)
+
+
+def test_relocate_moves_empty_centers_into_the_costliest_cluster():
+    X, _, _ = three_blobs()
+    labels = np.where(X[:, 0] < 10, 0, 2).astype(np.int32)    # cluster 2 covers two blobs
+    C = np.array([[0.0, 0.0], [99.0, 99.0], [30.0, 0.0]])
+    costs = ((X - C[labels]) ** 2).sum(1)
+    _samplers.relocate_empty(X, C, labels, costs, np.array([1]), np.random.default_rng(0))
+    assert C[1, 0] > 10                                    # now inside the merged pair
+
+
+def test_merge_split_gmm_fixes_what_lloyd_cannot():
+    X, _, means = three_blobs()
+    # the third center starts among blob 0's right tail; when Lloyd's first step moves it
+    # to 30, those points change cluster: that gap is G-MM's slack
+    w0 = np.array([[-0.5, 0.0], [0.5, 0.0], [2.0, 0.0]])
+    lloyd = GMMKMeans(3, eta=1.0, init=w0).fit(X)
+    assert centroid_index(lloyd.cluster_centers_, means) == 1
+    gmm = GMMKMeans(3, eta=0.05, init=w0, selection="merge-split", random_state=0).fit(X)
+    assert centroid_index(gmm.cluster_centers_, means) == 0
+    assert gmm.inertia_ < 0.2 * lloyd.inertia_
+    assert gmm.history_.invariant_violations() == []
+    assert gmm.history_.accepted.sum() >= 1                # clusters dissolved
+
+
+def test_merge_split_with_eta_one_is_lloyd():
+    X, _, _ = blobs(3000, 10, seed=4)
+    w0 = X[:10].copy()
+    a = GMMKMeans(10, eta=1.0, init=w0, selection="merge-split", tol=0).fit(X)
+    b = GMMKMeans(10, eta=1.0, init=w0, selection="mm", tol=0).fit(X)
+    np.testing.assert_array_equal(a.cluster_centers_, b.cluster_centers_)
+    assert a.inertia_ == b.inertia_ and a.n_iter_ == b.n_iter_
+
+
+# -- through the estimator ---------------------------------------------------------------
+
+@pytest.mark.parametrize("kw", [dict(selection="random", sampler="local", walk_steps=40_000),
+                                dict(selection="random", sampler="gibbs"),
+                                dict(selection="merge-split")])
+def test_estimator_samplers_same_for_one_and_two_threads(kw):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(70_000, 2))                       # > 2 walk blocks
+    fits = []
+    for threads in (1, 2):
+        with threadpool_limits(limits=threads, user_api="openmp"):
+            fits.append(GMMKMeans(20, eta=0.05, max_iter=5, tol=0, random_state=3,
+                                  init="forgy", **kw).fit(X))
+    np.testing.assert_array_equal(fits[0].cluster_centers_, fits[1].cluster_centers_)
+    np.testing.assert_array_equal(fits[0].history_.accepted, fits[1].history_.accepted)
+    assert fits[0].inertia_ == fits[1].inertia_
+
+
+@pytest.mark.parametrize("kw", [dict(selection="random", sampler="uniform"),
+                                dict(selection="random", sampler="local"),
+                                dict(selection="random", sampler="gibbs"),
+                                dict(selection="merge-split")])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_every_option_keeps_the_bounds_valid(kw, dtype):
+    X, _, _ = blobs(4000, 25, seed=5)
+    for init in ("random-partition", "forgy"):
+        m = GMMKMeans(25, eta=0.02, init=init, random_state=1, **kw).fit(X.astype(dtype))
+        h = m.history_
+        assert h.invariant_violations() == []
+        assert (h.bound_at_previous <= h.threshold).all()
+        assert m.cluster_centers_.dtype == dtype
+
+
+def test_sampler_parameters_are_validated():
+    X, _, _ = blobs(100, 3)
+    with pytest.raises(ValueError, match="sampler"):
+        GMMKMeans(3, sampler="metropolis").fit(X)
+    with pytest.raises(ValueError, match="n_neighbors"):
+        GMMKMeans(3, n_neighbors=0).fit(X)
+    with pytest.raises(ValueError, match="selection"):
+        GMMKMeans(3, selection="split").fit(X)
+
+
+def test_bounds_family_directly_with_each_sampler():
+    X, _, _ = blobs(2000, 8, seed=6)
+    for sampler in ("local", "gibbs"):
+        fam = KMeansBounds(X, np.ones(len(X)), walk_steps=5000, n_threads=1, sampler=sampler)
+        res = generalized_mm(fam, X[:8].copy(), eta=0.05, tol=1e-6,
+                             random_state=np.random.default_rng(0))
+        assert res.history.invariant_violations() == []
+        assert res.history.accepted.sum() > 0
