@@ -103,31 +103,39 @@ def figure(points, path):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import NullFormatter, ScalarFormatter
 
     sets = list(points)
-    fig, axes = plt.subplots(1, len(sets), figsize=(4.2 * len(sets), 3.6), squeeze=False)
-    markers = {"forgy": "o", "k-means++": "s", "random-partition": "^"}
-    families = [("Lloyd", "k"), ("uniform walk", "tab:blue"), ("local walk", "tab:orange"),
-                ("gibbs", "tab:purple"), ("merge-split", "tab:green")]
-    for ax, name in zip(axes[0], sets):
-        for init in markers:
+    inits = sorted({p[0] for v in points.values() for p in v},
+                   key=["forgy", "random-partition", "k-means++"].index)
+    fig, axes = plt.subplots(len(sets), len(inits), figsize=(3.6 * len(inits), 2.7 * len(sets)),
+                             squeeze=False)
+    families = [("Lloyd", "k", "o"), ("uniform walk", "tab:blue", "o"),
+                ("local walk", "tab:orange", "s"), ("gibbs", "tab:purple", "D"),
+                ("merge-split", "tab:green", "^")]
+    for r, name in enumerate(sets):
+        for c, init in enumerate(inits):
+            ax = axes[r][c]
             pts = [p for p in points[name] if p[0] == init]
-            for fam, color in families:
+            for fam, color, marker in families:
                 sel = [p for p in pts if p[1].startswith(fam)]
-                if not sel:
-                    continue
-                ax.plot([p[3] for p in sel], [p[2] for p in sel], marker=markers[init],
-                        color=color, ms=4, lw=1,
-                        label=f"{fam}" if init == "forgy" else None)
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("median seconds per fit")
-        ax.set_title(name, fontsize=10)
-    axes[0][0].set_ylabel("mean SSE per point")
-    axes[0][0].legend(fontsize=7, title="o forgy, s k-means++, ^ random part.",
-                      title_fontsize=7)
+                if sel:
+                    ax.plot([p[3] for p in sel], [p[2] for p in sel], marker=marker,
+                            color=color, ms=4, lw=1, label=fam)
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            for axis in (ax.yaxis,):
+                axis.set_major_formatter(ScalarFormatter())
+                axis.set_minor_formatter(NullFormatter())
+            ax.set_title(f"{name}, {init}", fontsize=9)
+            ax.tick_params(labelsize=7)
+            if r == len(sets) - 1:
+                ax.set_xlabel("median seconds per fit", fontsize=8)
+            if c == 0:
+                ax.set_ylabel("mean SSE per point", fontsize=8)
+    axes[0][0].legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(path, dpi=70)
+    fig.savefig(path, dpi=60)
     plt.close(fig)
 
 

@@ -10,7 +10,8 @@ import numpy as np
 
 def add_parser(sub) -> None:
     p = sub.add_parser("cluster", help="cluster your own data (CSV, text or .npy) by G-MM",
-                       description=__doc__)
+                       description="k-means by G-MM on your own data (CSV, text or .npy); "
+                                   "prints the objective, writes labels and centers.")
     p.add_argument("file", help="points, one per row: .npy, or CSV/whitespace text "
                                 "(an optional header line is skipped)")
     p.add_argument("-k", "--n-clusters", type=int, required=True)

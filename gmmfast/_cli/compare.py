@@ -340,7 +340,8 @@ def _csv_list(text: str, allowed: Sequence[str], name: str) -> List[str]:
 def add_parser(sub) -> None:
     p = sub.add_parser(
         "compare", help="G-MM vs k-means from identical initialisations (the paper's Table 1)",
-        description=__doc__.split("\n\n")[0])
+        description="G-MM against k-means from identical initialisations, in the layout of the "
+                    "paper's Table 1 (mean +- std and best SSE per point per initialisation).")
     p.add_argument("--dataset", default="gmm200",
                    help="gmm200 (default), norm25, d31, r15, or a CSV/.npy file of points")
     p.add_argument("-k", "--n-clusters", type=int, default=None,

@@ -361,6 +361,8 @@ class KMeansBounds:
         See :func:`gmmfast.cluster._samplers.merge_split_bound`; with
         ``relocate_empty`` the minimiser then moves the dissolved clusters'
         centers into the costliest clusters (a merge followed by a split).
+        The Selection's ``proposals`` is the number of clusters (candidates)
+        and ``accepted`` the number dissolved.
         """
         a = self._assignment(w)
         X, sw, n_threads = self.X, self.sw, self.n_threads
