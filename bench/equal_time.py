@@ -163,9 +163,13 @@ def figure(curves, path):
         ax.plot(grid[ok], vals[:, ok].mean(0), color="tab:blue", lw=2, label="G-MM defaults")
         ax.plot(cum, best, color="tab:red", marker="o", ms=3, lw=1.5,
                 label="KMeans: best of j restarts")
+        ax.plot([t[-1] for t, _ in traj], [f[-1] for _, f in traj], "o", color="tab:blue",
+                ms=2, alpha=0.5)
         lo = min(np.nanmin(vals), best.min())
         hi = max(best[0], np.nanmedian(vals[:, ok][:, 0]) if ok.any() else best[0])
-        ax.set_ylim(lo - 0.05 * (hi - lo + 1e-9), hi + 0.3 * (hi - lo + 1e-9))
+        pad = max(hi - lo, 1e-3 * abs(hi))
+        ax.set_ylim(lo - 0.05 * pad, hi + 0.3 * pad)
+        ax.ticklabel_format(axis="y", useOffset=False)
         ax.set_xlabel("seconds")
         ax.set_title(name, fontsize=10)
     axes[0][0].set_ylabel("SSE per point")
