@@ -2,7 +2,8 @@
 
 For each data set (GMM-200, Norm-25, D31, R15) and each G-MM configuration,
 m is chosen so that KMeans with m restarts takes about as long as one G-MM
-fit (both timed on warm-up seeds first, then m = round(T_G-MM / T_KMeans(1)));
+fit (both timed on warm-up seeds first, then m = ceil(T_G-MM / T_KMeans(1)), so
+KMeans gets at least as much time);
 then over --seeds seeds both are run in the same process, alternating, each
 from its own random_state = seed. Both include their initialisation in the
 time; both use the same number of threads (OpenMP and BLAS).
@@ -70,7 +71,7 @@ def main():
             for name, kw in CONFIGS:
                 t = np.median([timed(lambda: gmm(kw, 10_000 + s))[1]
                                for s in range(args.warmup)])
-                ms[name] = max(1, int(round(t / t_skl1)))
+                ms[name] = max(1, int(np.ceil(t / t_skl1)))   # KMeans gets at least as long
             res = {name: {"gmm": [], "skl": []} for name, _ in CONFIGS}
             traj = []
             for s in range(args.seeds):
