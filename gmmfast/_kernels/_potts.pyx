@@ -85,8 +85,8 @@ cdef Work* _work_new(int H, int W) noexcept nogil:
             w.nbr[4 * p + 1] = p + W if r + 1 < H else n
             w.nbr[4 * p + 2] = p - 1 if c > 0 else n
             w.nbr[4 * p + 3] = p - W if r > 0 else n
-    for r in range(4):
-        w.rc[4 * n + r] = 0.0
+    for r in range(4 * (n + 1)):
+        w.rc[r] = 0.0
     w.tr[n] = 0.0
     w.tree[n] = BLOCKED
     w.parent[n] = NO_PARENT
@@ -178,24 +178,38 @@ cdef void _maxflow(Work* w) noexcept nogil:
         while count > 0:
             p = queue[head]
             t = tree[p]
-            if t != FREE:
+            if t == SRC:
                 for d in range(4):
-                    q = nbr[4 * p + d]  # arcs to and from the sentinel have no capacity
-                    if t == SRC:
-                        cap = rc[4 * p + d]
-                    else:
-                        cap = rc[4 * q + (d ^ 2)]
-                    if cap <= 0:
+                    if rc[4 * p + d] <= 0:
                         continue
+                    q = nbr[4 * p + d]
                     if tree[q] == FREE:
-                        tree[q] = t
+                        tree[q] = SRC
                         parent[q] = d ^ 2
                         if not in_queue[q]:
                             k = head + count
                             queue[k - n if k >= n else k] = q
                             count += 1
                             in_queue[q] = 1
-                    elif tree[q] != t:
+                    elif tree[q] == SNK:
+                        found = True
+                        fp = p
+                        fd = d
+                        break
+            elif t == SNK:
+                for d in range(4):
+                    q = nbr[4 * p + d]
+                    if rc[4 * q + (d ^ 2)] <= 0:
+                        continue
+                    if tree[q] == FREE:
+                        tree[q] = SNK
+                        parent[q] = d ^ 2
+                        if not in_queue[q]:
+                            k = head + count
+                            queue[k - n if k >= n else k] = q
+                            count += 1
+                            in_queue[q] = 1
+                    elif tree[q] == SRC:
                         found = True
                         fp = p
                         fd = d
@@ -366,34 +380,31 @@ cdef void _build_expansion(Work* w, const floating* U, int L, int alpha, double 
     """
     cdef int n = w.n, p, q, d, fp, fq
     cdef int* z = w.labels
-    cdef double half = 0.5 * lam
+    cdef double half = 0.5 * lam, c
     for p in range(n):
         fp = z[p]
         w.tr[p] = 0.0 if fp == alpha else <double>U[p * L + alpha] - <double>U[p * L + fp]
-        w.rc[4 * p + 0] = 0.0
-        w.rc[4 * p + 1] = 0.0
-        w.rc[4 * p + 2] = 0.0
-        w.rc[4 * p + 3] = 0.0
     for p in range(n):
         fp = z[p]
         for d in range(2):
             q = w.nbr[4 * p + d]
             if q == n:
-                continue
+                continue  # arcs to the sentinel stay at 0 from _work_new
             fq = z[q]
+            c = 0.0
             if fp == alpha:
                 if fq != alpha:
                     w.tr[q] -= lam
             elif fq == alpha:
                 w.tr[p] -= lam
             elif fp == fq:
-                w.rc[4 * p + d] = lam
-                w.rc[4 * q + (d ^ 2)] = lam
+                c = lam
             else:
-                w.rc[4 * p + d] = half
-                w.rc[4 * q + (d ^ 2)] = half
+                c = half
                 w.tr[p] -= half
                 w.tr[q] -= half
+            w.rc[4 * p + d] = c
+            w.rc[4 * q + (d ^ 2)] = c
 
 
 cdef int _solve(Work* w, const floating* U, int H, int W, int L, double lam,
@@ -402,7 +413,7 @@ cdef int _solve(Work* w, const floating* U, int H, int W, int L, double lam,
 
     trace (may be NULL) receives the energy before any move and after each move.
     """
-    cdef int n = H * W, p, j, best, alpha = 0, moves = 0, fails = 0, need = L
+    cdef int n = H * W, p, j, best, alpha = 0, moves = 0, fails = 0, need = L, changed = 1
     cdef double e, e_new, v, bv
     cdef int* tmp
     if not have_start:
@@ -445,9 +456,14 @@ cdef int _solve(Work* w, const floating* U, int H, int W, int L, double lam,
         else:
             _build_expansion(w, U, L, alpha, lam)
             _maxflow(w)
+            changed = 0
             for p in range(n):
-                w.cand[p] = w.labels[p] if w.tree[p] == SRC else alpha
-        e_new = _energy(U, L, w.cand, H, W, lam)
+                if w.tree[p] == SRC or w.labels[p] == alpha:
+                    w.cand[p] = w.labels[p]
+                else:
+                    w.cand[p] = alpha
+                    changed = 1
+        e_new = _energy(U, L, w.cand, H, W, lam) if changed else e
         moves += 1
         if e_new < e:
             e = e_new
