@@ -185,9 +185,11 @@ def main():
     load_after = os.getloadavg()
 
     body = (
-        "Grids of 10 x 10 regions, Potts on the 4-neighbourhood, integer unaries (see the "
-        "script's docstring for why the peer is scipy's max-flow: no permissively licensed "
-        "alpha-expansion exists on PyPI). Median of "
+        "Grids of 10 x 10 regions, Potts on the 4-neighbourhood, integer unaries. No "
+        "permissively licensed alpha-expansion exists on PyPI to race: PyMaxflow (which has a "
+        "grid alpha-expansion) is GPL, and gco-wrapper / pygco wrap the GCO library, licensed "
+        "by its authors for research use only. The named permissive peer is therefore scipy's "
+        "max-flow (BSD-3), driving the identical expansion loop from Python. Median of "
         f"{args.repeats} alternating repeats. gmmfast runs its OpenMP kernel (prange over "
         "grids) with 1 thread and with all threads; the peer is a Python loop over grids with "
         "one scipy `maximum_flow` (Dinic) call per expansion move, 1 thread. The ratio compares "
