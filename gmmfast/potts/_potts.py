@@ -98,7 +98,8 @@ def grid_energy(unary: Any, labels: Any, lam: float) -> Union[float, np.ndarray]
 
 
 def alpha_expansion(unary: Any, lam: float, labels0: Any = None, max_cycles: int = 20, *,
-                    return_trace: bool = False, n_threads: Optional[int] = None):
+                    return_trace: bool = False, n_threads: Optional[int] = None
+                    ) -> Tuple[Any, ...]:
     """Minimise E(z) = sum_p unary[p, z_p] + lam * potts_energy(z) on grids by alpha-expansion.
 
     Each move solves, for one label alpha, the best labeling in which every
