@@ -1,0 +1,138 @@
+"""Synthetic scenes for the reconfigurable region-part model (paper section 5.3).
+
+The paper trains on MIT-Indoor: images cut into a 10 x 10 grid of regions, a
+feature vector per region, and a latent part label per region with parts
+shared by all scene classes. This generator makes data of the same shape
+whose ground truth is known:
+
+1. ``n_parts`` part prototypes ``mu_k ~ N(0, I_d)``, shared by all classes.
+2. Each class has a layout template: ``regions_per_class`` seed points placed
+   uniformly on the grid, each carrying a distinct part drawn from the shared
+   pool (so classes reuse each other's parts). A cell belongs to the region of
+   its nearest seed (a Voronoi partition): coherent, convex part regions.
+3. Each image of class c jitters the seeds of c's template by
+   ``N(0, layout_jitter^2)`` cells (regions move, grow and shrink), and each
+   region's part is replaced by a uniformly drawn part with probability
+   ``part_swap``; the cells take the parts of their nearest jittered seed.
+4. Region features are noisy prototypes: ``x_r = mu_{z_r} + noise * N(0, I_d)``.
+
+The class is carried by which parts occur, where and how much, never by one
+region alone; with noisy features a single region's part is ambiguous, so
+labelings that are spatially coherent carry the class signal.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any, Dict, Tuple, Union
+
+import numpy as np
+
+from .._validation import check_int, check_random_state
+
+
+def _check_fraction(value: Any, name: str, high: float = math.inf) -> float:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be a real number, got {value!r}.")
+    v = float(value)
+    if not math.isfinite(v) or v < 0 or v > high:
+        rng = "finite and >= 0" if high == math.inf else f"in [0, {high}]"
+        raise ValueError(f"{name} must be {rng}, got {value!r}.")
+    return v
+
+
+def make_scenes(n_samples: int = 300, n_classes: int = 5, n_parts: int = 12,
+                n_features: int = 16, *, grid: Tuple[int, int] = (10, 10),
+                regions_per_class: int = 4, noise: float = 1.5, layout_jitter: float = 1.0,
+                part_swap: float = 0.1, dtype: Any = np.float64, random_state: Any = None,
+                return_params: bool = False
+                ) -> Union[Tuple[np.ndarray, np.ndarray, np.ndarray],
+                           Tuple[np.ndarray, np.ndarray, np.ndarray, Dict[str, np.ndarray]]]:
+    """Synthetic scenes: grids of regions with shared, spatially coherent latent parts.
+
+    Parameters
+    ----------
+    n_samples : int, default=300
+        Number of images; classes are balanced (sizes differ by at most one).
+    n_classes : int, default=5
+    n_parts : int, default=12
+        Size of the shared part pool.
+    n_features : int, default=16
+        Dimension d of a region's feature vector.
+    grid : (H, W), default=(10, 10)
+        Regions per image: R = H * W, in row-major order.
+    regions_per_class : int, default=4
+        Part regions in a class's layout template (distinct parts; at most
+        ``n_parts`` and at most R).
+    noise : float, default=1.5
+        Standard deviation of the feature noise per coordinate (prototypes
+        have unit variance per coordinate).
+    layout_jitter : float, default=1.0
+        Standard deviation, in cells, of each image's shift of every seed.
+    part_swap : float, default=0.1
+        Probability that an image replaces a region's part by a uniformly drawn part.
+    dtype : float32 or float64, default=float64
+        dtype of X.
+    random_state : None, int or numpy Generator
+        Makes the output deterministic.
+    return_params : bool, default=False
+        Also return the generating parameters.
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, R, n_features)
+        Region features.
+    y : ndarray of int64, shape (n_samples,)
+        Scene class.
+    Z : ndarray of int32, shape (n_samples, R)
+        True part label of every region.
+    params : dict, only with ``return_params``
+        ``prototypes`` (n_parts, d), ``seeds`` (n_classes, regions_per_class, 2)
+        as (row, col) in cell units, ``parts`` (n_classes, regions_per_class),
+        ``templates`` (n_classes, H, W): the unjittered layout of each class.
+    """
+    n_samples = check_int(n_samples, "n_samples", 1)
+    n_classes = check_int(n_classes, "n_classes", 1)
+    n_parts = check_int(n_parts, "n_parts", 1)
+    d = check_int(n_features, "n_features", 1)
+    if (not isinstance(grid, (tuple, list)) or len(grid) != 2
+            or not all(isinstance(g, numbers.Integral) and not isinstance(g, bool) and g >= 1
+                       for g in grid)):
+        raise ValueError(f"grid must be a pair (H, W) of positive integers, got {grid!r}.")
+    H, W = int(grid[0]), int(grid[1])
+    R = H * W
+    K = check_int(regions_per_class, "regions_per_class", 1, min(n_parts, R))
+    noise = _check_fraction(noise, "noise")
+    layout_jitter = _check_fraction(layout_jitter, "layout_jitter")
+    part_swap = _check_fraction(part_swap, "part_swap", 1.0)
+    dt = np.dtype(dtype)
+    if dt not in (np.float32, np.float64):
+        raise ValueError(f"dtype must be float32 or float64, got {dt}.")
+    rng = check_random_state(random_state)
+
+    prototypes = rng.normal(size=(n_parts, d))
+    seeds = rng.uniform(0.0, 1.0, size=(n_classes, K, 2)) * np.array([H, W])
+    parts = np.stack([rng.choice(n_parts, size=K, replace=False) for _ in range(n_classes)])
+
+    y = rng.permutation(np.arange(n_samples) % n_classes).astype(np.int64)
+    img_seeds = seeds[y] + layout_jitter * rng.normal(size=(n_samples, K, 2))
+    img_parts = parts[y].copy()
+    swap = rng.random(size=(n_samples, K)) < part_swap
+    img_parts[swap] = rng.integers(0, n_parts, size=int(swap.sum()))
+
+    centres = np.stack(np.meshgrid(np.arange(H) + 0.5, np.arange(W) + 0.5, indexing="ij"),
+                       axis=-1).reshape(R, 2)
+
+    def layout(s: np.ndarray, p: np.ndarray) -> np.ndarray:
+        """Part of each cell's nearest seed; s (m, K, 2), p (m, K) -> (m, R)."""
+        d2 = ((centres[None, :, None, :] - s[:, None, :, :]) ** 2).sum(-1)
+        return np.take_along_axis(p, d2.argmin(-1), axis=1)
+
+    Z = layout(img_seeds, img_parts).astype(np.int32)
+    X = prototypes[Z] + noise * rng.normal(size=(n_samples, R, d))
+    X = X.astype(dt, copy=False)
+    if not return_params:
+        return X, y, Z
+    params = {"prototypes": prototypes, "seeds": seeds, "parts": parts,
+              "templates": layout(seeds, parts).astype(np.int32).reshape(n_classes, H, W)}
+    return X, y, Z, params
