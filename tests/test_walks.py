@@ -89,8 +89,9 @@ def test_local_walk_is_valid_and_thread_independent():
     for threads in (1, 2):
         z = a.labels.copy()
         costs = np.empty(len(X))
+        # enough proposals that the kernel really uses two threads (it caps them by work)
         acc = _samplers.local_walk(X, sw, C, z, costs, graph, 0.05, 1000,
-                                   0.05 * a.objective, 200_000, 5, threads)
+                                   0.05 * a.objective, 2_000_000, 5, threads)
         outs.append((z, acc))
     np.testing.assert_array_equal(outs[0][0], outs[1][0])
     assert outs[0][1] == outs[1][1] > 0
