@@ -101,7 +101,9 @@ def test_load_sipu_d31_reference_figure(shared_data):
     assert ((X - C[y]) ** 2).sum() / len(X) == pytest.approx(1.1430, abs=5e-5)
 
 
-def test_load_sipu_missing_offline_is_a_clear_error(tmp_path):
+def test_load_sipu_missing_offline_is_a_clear_error(tmp_path, monkeypatch):
+    for var in ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(var, raising=False)
     # port 9 (discard) on localhost is closed: the download fails at once, as offline
     with pytest.raises(OSError) as err:
         load_sipu("d31", data_home=tmp_path, base_url="http://127.0.0.1:9/", timeout=5)
@@ -132,7 +134,10 @@ def _serve(folder):
     return server
 
 
-def test_load_sipu_downloads_into_the_cache_then_reads_it_offline(tmp_path, shared_data):
+def test_load_sipu_downloads_into_the_cache_then_reads_it_offline(tmp_path, shared_data,
+                                                                  monkeypatch):
+    for var in ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(var, raising=False)             # talk to the local server directly
     # a stand-in for the SIPU page, serving R15.txt in its format: x, y, label per line
     site = tmp_path / "site"
     site.mkdir()
