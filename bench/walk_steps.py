@@ -51,7 +51,7 @@ def main():
                 for t, w0 in enumerate(inits):
                     t0 = time.perf_counter()
                     m = GMMKMeans(k, eta=0.02, init=w0, walk_steps=int(spp * n),
-                                  random_state=t).fit(X)
+                                  selection="random", random_state=t).fit(X)
                     secs.append(time.perf_counter() - t0)
                     sse.append(m.inertia_ / n)
                     its.append(m.n_iter_)

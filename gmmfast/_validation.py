@@ -109,3 +109,19 @@ try:
 except ImportError:  # pragma: no cover - exercised only without scikit-learn
     class ConvergenceWarning(UserWarning):
         """Warns that a fit did not reach the requested solution quality."""
+
+
+_CONTROLLER = None
+
+
+def blas_single_threaded():
+    """Context in which BLAS uses one thread (our OpenMP threads call it in parallel).
+
+    The threadpool controller is built once: scanning the loaded libraries
+    costs about a millisecond, which small fits would otherwise pay each time.
+    """
+    global _CONTROLLER
+    if _CONTROLLER is None:
+        from threadpoolctl import ThreadpoolController
+        _CONTROLLER = ThreadpoolController()
+    return _CONTROLLER.limit(limits=1, user_api="blas")

@@ -43,7 +43,7 @@ def problems(draw):
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(problem=problems(), eta=st.sampled_from([0.01, 0.2, 1.0]),
-       selection=st.sampled_from(["random", "mm", "balanced"]),
+       selection=st.sampled_from(["random", "mm", "balanced", "merge-split"]),
        init=st.sampled_from(["k-means++", "forgy", "random-partition"]))
 def test_invariants_on_every_iteration(problem, eta, selection, init):
     X, k, seed = problem
@@ -114,15 +114,16 @@ def test_integer_weights_equal_repeated_points():
 
 # -- determinism ------------------------------------------------------------------
 
+@pytest.mark.parametrize("selection", ["random", "merge-split"])
 @pytest.mark.parametrize("d", [2, 16])
-def test_same_result_for_one_and_two_threads(d):
+def test_same_result_for_one_and_two_threads(d, selection):
     rng = np.random.default_rng(0)
     X = rng.normal(size=(70_000, d)).astype(np.float64)       # > 2 walk blocks, many slots
     fits = []
     for threads in (1, 2):
         with threadpool_limits(limits=threads, user_api="openmp"):
             m = GMMKMeans(20, eta=0.05, max_iter=6, tol=0, random_state=7,
-                          init="random-partition").fit(X)
+                          init="random-partition", selection=selection).fit(X)
         fits.append(m)
     np.testing.assert_array_equal(fits[0].cluster_centers_, fits[1].cluster_centers_)
     np.testing.assert_array_equal(fits[0].labels_, fits[1].labels_)
@@ -374,7 +375,8 @@ def test_gmm_beats_kmeans_on_d31_from_random_partition(shared_data):
         w0 = GMMKMeans(k)._init_centers(X, np.ones(n), k, "random-partition",
                                         np.random.default_rng(trial), 1)
         km.append(GMMKMeans(k, eta=1.0, init=w0, tol=0).fit(X).inertia_ / n)
-        gm.append(GMMKMeans(k, eta=0.02, init=w0, random_state=trial).fit(X).inertia_ / n)
+        gm.append(GMMKMeans(k, eta=0.02, init=w0, selection="random",
+                            random_state=trial).fit(X).inertia_ / n)
     # paper: k-means 52.6 +- 47.1, G-MM 1.21 +- 0.05 (SSE per point); best known 1.0946
     assert np.mean(gm) < np.mean(km)
     assert np.mean(gm) < 1.6 and min(gm) >= 1.09

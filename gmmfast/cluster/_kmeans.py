@@ -6,12 +6,11 @@ import warnings
 from typing import Any, Callable, Optional, Union
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 from .._base import BaseEstimator
 from .._kernels import _kmeans as K
-from .._validation import (ConvergenceWarning, check_array, check_int, check_random_state,
-                           check_sample_weight)
+from .._validation import (ConvergenceWarning, blas_single_threaded, check_array, check_int,
+                           check_random_state, check_sample_weight)
 from ..core import GMMResult, check_eta, check_max_iter, check_tol, generalized_mm
 from ._bounds import KMeansBounds, assign, balanced_bias, update_centers
 from ._samplers import SAMPLERS
@@ -258,7 +257,7 @@ class GMMKMeans(BaseEstimator):
         core_selection = balanced_bias if selection == "balanced" else selection
         best: Optional[GMMResult] = None
         best_family = None
-        with threadpool_limits(limits=1, user_api="blas"):
+        with blas_single_threaded():
             for run in range(p["n_init"]):
                 w0 = self._init_centers(X, sw, p["k"], p["init"], rng, n_threads)
                 family = KMeansBounds(X, sw, walk_steps=p["walk_steps"], n_threads=n_threads,
@@ -316,7 +315,7 @@ class GMMKMeans(BaseEstimator):
     def _assign(self, X, sample_weight):
         sw = check_sample_weight(sample_weight, X.shape[0], X.dtype)
         centers = np.ascontiguousarray(self.cluster_centers_, dtype=X.dtype)
-        with threadpool_limits(limits=1, user_api="blas"):
+        with blas_single_threaded():
             return assign(X, sw, centers, K.openmp_max_threads())
 
     def transform(self, X: Any) -> np.ndarray:
