@@ -1,0 +1,169 @@
+"""The paper's LS-SVM experiment (section 5.2, Table 2, Figure 4) on cluttered digits.
+
+Shared by ``bench/lssvm_*.py`` and the ``gmmfast lssvm-compare`` command:
+5-fold cross-validation folds, the oracle check (true latent values held
+fixed), one cross-validated run of a method from an initialisation, the
+Table 2 summary and the Figure 4 picture.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Sequence
+
+import numpy as np
+
+from ._learner import LatentSSVM
+from ._models import LatentMulticlassModel
+
+__all__ = ["cv_folds", "FoldResult", "oracle_fold", "first_bound", "run_fold", "summarize",
+           "plot_latent_changes", "DIGITS_DEFAULTS", "LAM", "METHOD_NAMES"]
+
+#: Generator parameters and lambda of the experiment, fixed by bench/lssvm_oracle.py
+#: (bench/results/lssvm_oracle.md) before any method was compared; the generator's defaults.
+DIGITS_DEFAULTS: Dict[str, Any] = dict(grid=9, stride=1, scale=2, spread=1.0, n_distractors=4,
+                                      distractor_size=3, distractor_intensity=0.75, noise=0.1)
+LAM = 0.01
+METHOD_NAMES = {"ccp": "CCP", "gmm-random": "G-MM random", "gmm-biased": "G-MM biased"}
+
+
+def cv_folds(n: int, n_folds: int = 5, seed: int = 0) -> List[np.ndarray]:
+    """Test indices of each fold: a fixed random partition of range(n)."""
+    perm = np.random.default_rng(seed).permutation(n)
+    return [np.sort(perm[k::n_folds]) for k in range(n_folds)]
+
+
+def split(n: int, folds: List[np.ndarray], k: int):
+    test = folds[k]
+    train = np.setdiff1d(np.arange(n), test)
+    return train, test
+
+
+@dataclass
+class FoldResult:
+    """One training run on one cross-validation fold."""
+
+    method: str
+    init: str
+    fold: int
+    objective: float           # F(w) on the training set
+    test_error: float          # classification error on the held-out fold
+    test_loc: float            # held-out images whose predicted window is the true one
+    train_loc: float           # training images whose imputed window is the true one
+    changed: float             # fraction of latent values changed by training
+    n_iter: int
+    seconds: float
+    cp_iters: int
+    invariant_violations: List[str] = field(default_factory=list)
+    latent_init: Optional[np.ndarray] = None
+    latent: Optional[np.ndarray] = None
+    history_objective: Optional[np.ndarray] = None
+
+
+def _model(D) -> LatentMulticlassModel:
+    return LatentMulticlassModel(len(D.classes), positions=D.positions)
+
+
+def oracle_fold(D, folds, k: int, lam: float, cp_tol: float = 1e-4) -> dict:
+    """Train on the true latent values (held fixed), test on the held-out fold."""
+    train, test = split(len(D.target), folds, k)
+    est = LatentSSVM(_model(D), lam=lam, method="ccp", max_iter=1, cp_tol=cp_tol)
+    est.fit(D.data[train], D.target[train], latent_init=D.latent[train])
+    y_hat, z_hat = est.predict(D.data[test], return_latent=True)
+    g = D.grid
+    dr = np.abs(z_hat // g - D.latent[test] // g)
+    dc = np.abs(z_hat % g - D.latent[test] % g)
+    return dict(error=float(np.mean(y_hat != D.target[test])),
+                loc=float(np.mean(z_hat == D.latent[test])),
+                loc1=float(np.mean(np.maximum(dr, dc) <= 1)),
+                objective=float(est.objective_))
+
+
+def first_bound(D, folds, k: int, lam: float, init: str, cp_tol: float = 1e-4) -> dict:
+    """Minimise the first bound (the initial latent values) only: common to every method."""
+    train, test = split(len(D.target), folds, k)
+    est = LatentSSVM(_model(D), lam=lam, method="ccp", max_iter=1, cp_tol=cp_tol,
+                     random_state=k)
+    est.fit(D.data[train], D.target[train], latent_init=init)
+    return dict(objective=float(est.objective_), bound=float(est.history_.bound[0]),
+                norm=float(np.linalg.norm(est.coef_)),
+                error=float(1.0 - est.score(D.data[test], D.target[test])))
+
+
+def run_fold(D, folds, k: int, method: str, init: str, *, lam: float, eta: float = 0.1,
+             n_folds_bias: int = 10, random_bounds: str = "walk", tol: float = 1e-3,
+             max_iter: int = 100, cp_tol: float = 1e-4, seed: int = 0,
+             keep_latent: bool = False) -> FoldResult:
+    """Train ``method`` from ``init`` on all folds but k; evaluate on fold k."""
+    train, test = split(len(D.target), folds, k)
+    est = LatentSSVM(_model(D), lam=lam, method=method, eta=eta, n_folds=n_folds_bias,
+                     random_bounds=random_bounds, tol=tol, max_iter=max_iter, cp_tol=cp_tol,
+                     random_state=np.random.default_rng([seed, k]))
+    t = time.perf_counter()
+    est.fit(D.data[train], D.target[train], latent_init=init)
+    seconds = time.perf_counter() - t
+    y_hat, z_hat = est.predict(D.data[test], return_latent=True)
+    return FoldResult(
+        method=method, init=init, fold=k, objective=float(est.objective_),
+        test_error=float(np.mean(y_hat != D.target[test])),
+        test_loc=float(np.mean(z_hat == D.latent[test])),
+        train_loc=float(np.mean(est.latent_ == D.latent[train])),
+        changed=float(np.mean(est.latent_ != est.latent_init_)), n_iter=est.n_iter_,
+        seconds=seconds, cp_iters=int(sum(s.n_iter for s in est.solve_info_)),
+        invariant_violations=est.history_.invariant_violations(),
+        latent_init=est.latent_init_.copy() if keep_latent else None,
+        latent=est.latent_.copy() if keep_latent else None,
+        history_objective=est.history_.objective.copy())
+
+
+def summarize(results: Sequence[FoldResult], methods: Sequence[str], inits: Sequence[str]
+              ) -> List[list]:
+    """Rows of Table 2: method, then per init objective and test error (%) as mean +- std."""
+    rows = []
+    for m in methods:
+        row = [METHOD_NAMES.get(m, m)]
+        for init in inits:
+            rs = [r for r in results if r.method == m and r.init == init]
+            if not rs:
+                row += ["-", "-"]
+                continue
+            obj = np.array([r.objective for r in rs])
+            err = 100 * np.array([r.test_error for r in rs])
+            row += [f"{obj.mean():.3f} ± {obj.std():.3f}", f"{err.mean():.1f} ± {err.std():.1f}"]
+        rows.append(row)
+    return rows
+
+
+def plot_latent_changes(D, results: Sequence[FoldResult], methods: Sequence[str], init: str,
+                        path: str, train_index: Optional[Dict[int, np.ndarray]] = None) -> None:
+    """Figure 4: final latent locations (relative image coordinates), one colour per fold.
+
+    Each cross is a training image at its imputed window after training
+    (jittered slightly so that crosses at one window do not hide each other);
+    the title gives the fraction of latent values changed by training.
+    """
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(1, len(methods), figsize=(3.2 * len(methods), 3.3), squeeze=False)
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    rng = np.random.default_rng(0)
+    for ax, m in zip(axes[0], methods):
+        rs = sorted((r for r in results if r.method == m and r.init == init and
+                     r.latent is not None), key=lambda r: r.fold)
+        for r in rs:
+            p = D.positions[r.latent] + rng.uniform(-0.03, 0.03, size=(r.latent.shape[0], 2))
+            ax.plot(p[:, 1], p[:, 0], "x", ms=3, alpha=0.6, color=colours[r.fold % len(colours)],
+                    label=f"fold {r.fold + 1}")
+        changed = np.mean([r.changed for r in rs]) if rs else float("nan")
+        ax.set_title(f"{METHOD_NAMES.get(m, m)}: {100 * changed:.1f}% changed", fontsize=9)
+        ax.set_xlim(-0.08, 1.08)
+        ax.set_ylim(1.08, -0.08)
+        ax.set_aspect("equal")
+        ax.set_xlabel("column (relative)", fontsize=8)
+        ax.set_ylabel("row (relative)", fontsize=8)
+        ax.tick_params(labelsize=7)
+    fig.suptitle(f"latent locations after training, init = {init}", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=80)
+    plt.close(fig)
