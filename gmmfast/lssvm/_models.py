@@ -178,6 +178,40 @@ class LatentModel:
             out += self.joint_feature(self.example(data, int(i)), int(y[i]), int(z[r]))
         return out
 
+    def joint_features(self, data: Any, y: np.ndarray, z: np.ndarray,
+                       idx: np.ndarray) -> np.ndarray:
+        """phi(x_i, y_i, z[r]) for i = idx[r], as rows of an (m, size_joint_feature) array."""
+        return np.array([self.joint_feature(self.example(data, int(i)), int(y[i]), int(z[r]))
+                         for r, i in enumerate(idx)], dtype=np.float64).reshape(
+            idx.shape[0], self.size_joint_feature(data))
+
+    def bcfw_epoch(self, data: Any, y: np.ndarray, idx: np.ndarray, order: np.ndarray,
+                   w: np.ndarray, P: np.ndarray, ell: np.ndarray, lam: float) -> float:
+        """One block-coordinate Frank-Wolfe pass (see :class:`gmmfast.lssvm.BCFW`), in place.
+
+        ``w`` (updated as the pass goes), ``P`` (m, size_joint_feature), ``ell`` (m,).
+        Returns the sum of the block gaps met.
+        """
+        m = idx.shape[0]
+        gaps = 0.0
+        for r in order:
+            i = int(idx[r])
+            a = self.loss_augmented(data, y, w, idx[r:r + 1])
+            yh, zh = int(a.y_hat[0]), int(a.z_hat[0])
+            phi_hat = self.joint_feature(self.example(data, i), yh, zh)
+            lhat = self.loss(int(y[i]), yh) / m
+            diff = phi_hat - P[r]
+            num = float(diff @ w) / m - ell[r] + lhat
+            den = float(diff @ diff) / (lam * m * m)
+            gaps += max(num, 0.0)
+            if den <= 0 or num <= 0:
+                continue
+            gamma = min(num / den, 1.0)
+            w -= gamma * diff / (lam * m)
+            P[r] += gamma * diff
+            ell[r] = (1 - gamma) * ell[r] + gamma * lhat
+        return gaps
+
 
 @dataclass
 class Candidates:
@@ -330,8 +364,11 @@ class LatentMulticlassModel(LatentModel):
         K.augmented_pass(X, data.n_options, y, idx, WT, Lm, H, y_hat, z_hat, tab, slots,
                          loss_slots, L * C >= GEMM_MIN_SCORES, _threads(m * L * d * C))
         phi_sum = slots.sum(axis=0).reshape(-1) if phi else None
-        return Augmented(H, y_hat, z_hat, tab if table else None, phi_sum,
-                         float(loss_slots.sum()) if phi else 0.0)
+        if phi and not augment:    # Delta of the predictions (the kernel added zeros)
+            loss_sum = float(self._loss[y[idx], y_hat].sum())
+        else:
+            loss_sum = float(loss_slots.sum()) if phi else 0.0
+        return Augmented(H, y_hat, z_hat, tab if table else None, phi_sum, loss_sum)
 
     def latent_table(self, data: Candidates, y: np.ndarray, w: np.ndarray,
                      idx: np.ndarray) -> np.ndarray:
@@ -339,6 +376,22 @@ class LatentMulticlassModel(LatentModel):
         K.latent_table(data.X, data.n_options, y, idx, self._W(data, w), tab,
                        _threads(tab.size * data.X.shape[2]))
         return tab
+
+    def joint_features(self, data: Candidates, y: np.ndarray, z: np.ndarray,
+                       idx: np.ndarray) -> np.ndarray:
+        m, d = idx.shape[0], data.X.shape[2]
+        out = np.zeros((m, self.n_classes, d))
+        out[np.arange(m), y[idx]] = data.X[idx, np.asarray(z)]
+        return out.reshape(m, -1)
+
+    def bcfw_epoch(self, data: Candidates, y: np.ndarray, idx: np.ndarray, order: np.ndarray,
+                   w: np.ndarray, P: np.ndarray, ell: np.ndarray, lam: float) -> float:
+        X = data.X
+        C, d = self.n_classes, X.shape[2]
+        W = w.reshape(C, d)
+        return K.bcfw_epoch(X, data.n_options, y, idx, order, self._loss, W,
+                            P.reshape(P.shape[0], C, d), ell, float(lam),
+                            X.shape[1] * C >= GEMM_MIN_SCORES)
 
     def phi_sum(self, data: Candidates, y: np.ndarray, z: np.ndarray,
                 idx: np.ndarray) -> np.ndarray:

@@ -135,7 +135,7 @@ def summarize(results: Sequence[FoldResult], methods: Sequence[str], inits: Sequ
 
 
 def plot_latent_changes(D, results: Sequence[FoldResult], methods: Sequence[str], init: str,
-                        path: str, train_index: Optional[Dict[int, np.ndarray]] = None) -> None:
+                        path: str, labels: Optional[Dict[str, str]] = None) -> None:
     """Figure 4: final latent locations (relative image coordinates), one colour per fold.
 
     Each cross is a training image at its imputed window after training
@@ -145,10 +145,22 @@ def plot_latent_changes(D, results: Sequence[FoldResult], methods: Sequence[str]
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    fig, axes = plt.subplots(1, len(methods), figsize=(3.2 * len(methods), 3.3), squeeze=False)
+    fig, axes = plt.subplots(1, len(methods) + 1, figsize=(3.0 * (len(methods) + 1), 3.3),
+                             squeeze=False)
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     rng = np.random.default_rng(0)
-    for ax, m in zip(axes[0], methods):
+    ax = axes[0, 0]
+    p = D.positions[D.latent] + rng.uniform(-0.03, 0.03, size=(D.latent.shape[0], 2))
+    ax.plot(p[:, 1], p[:, 0], "x", ms=3, alpha=0.5, color="0.3")
+    ax.set_title("true windows\n(all images)", fontsize=9)
+    for ax in axes[0]:
+        ax.set_xlim(-0.08, 1.08)
+        ax.set_ylim(1.08, -0.08)
+        ax.set_aspect("equal")
+        ax.set_xlabel("column (relative)", fontsize=8)
+        ax.set_ylabel("row (relative)", fontsize=8)
+        ax.tick_params(labelsize=7)
+    for ax, m in zip(axes[0, 1:], methods):
         rs = sorted((r for r in results if r.method == m and r.init == init and
                      r.latent is not None), key=lambda r: r.fold)
         for r in rs:
@@ -156,14 +168,10 @@ def plot_latent_changes(D, results: Sequence[FoldResult], methods: Sequence[str]
             ax.plot(p[:, 1], p[:, 0], "x", ms=3, alpha=0.6, color=colours[r.fold % len(colours)],
                     label=f"fold {r.fold + 1}")
         changed = np.mean([r.changed for r in rs]) if rs else float("nan")
-        ax.set_title(f"{METHOD_NAMES.get(m, m)}: {100 * changed:.1f}% changed", fontsize=9)
-        ax.set_xlim(-0.08, 1.08)
-        ax.set_ylim(1.08, -0.08)
-        ax.set_aspect("equal")
-        ax.set_xlabel("column (relative)", fontsize=8)
-        ax.set_ylabel("row (relative)", fontsize=8)
-        ax.tick_params(labelsize=7)
-    fig.suptitle(f"latent locations after training, init = {init}", fontsize=10)
+        name = (labels or METHOD_NAMES).get(m, m)
+        ax.set_title(f"{name}\n{100 * changed:.1f}% changed", fontsize=9)
+    fig.suptitle(f"latent windows after training, init = {init} (one colour per fold)",
+                 fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=80)
     plt.close(fig)
