@@ -80,6 +80,14 @@ def test_loss_augmented_matches_numpy(L, C, dtype, ragged):
         np.testing.assert_allclose(ref.H, got.H[:15], rtol=1e-10, atol=1e-10)
         np.testing.assert_array_equal(ref.y_hat, got.y_hat[:15])
         np.testing.assert_array_equal(ref.z_hat, got.z_hat[:15])
+    # latent completion (CCP's touching bound) = argmax_z of the true class's scores
+    from gmmfast.lssvm import LSSVMBounds
+    fam = LSSVMBounds(model, data, y, 0.1, np.zeros(n, dtype=np.int32), cp_tol=1e-3,
+                      cp_max_iter=10)
+    w1 = W.reshape(-1).copy()
+    scores = np.einsum("nld,nd->nl", X.astype(np.float64), W[y])
+    scores[np.arange(L)[None, :] >= n_options[:, None]] = -np.inf
+    np.testing.assert_array_equal(fam.touching(w1), scores.argmax(axis=1))
     z = np.minimum(rng.integers(0, L, size=idx.shape[0]), n_options[idx] - 1)
     ref = np.zeros((C, d))
     np.add.at(ref, y[idx], X[idx, z].astype(np.float64))

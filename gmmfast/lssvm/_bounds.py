@@ -69,12 +69,18 @@ class PointEval:
     objective: float
 
 
-def budget_for(threshold: float, const: float) -> float:
-    """The largest B with fl(const + B) <= threshold (so that any table sum <= B is valid)."""
+def budget_for(threshold: float, const: float, touching_value: float = -np.inf) -> float:
+    """A budget B on the table sum such that fl(const + sum) <= threshold whenever sum <= B.
+
+    B is threshold - const, lowered ulp by ulp until fl(const + B) <= threshold
+    (rounded addition is monotone), and never below ``touching_value``, the
+    table sum of the touching configuration, which is valid by construction
+    (fl(const + touching_value) = F(w) <= threshold).
+    """
     B = threshold - const
     while const + B > threshold:
         B = np.nextafter(B, -np.inf)
-    return float(B)
+    return float(max(B, touching_value))
 
 
 def lagrangian_select(gain: np.ndarray, costs: np.ndarray, budget: float,
@@ -232,6 +238,11 @@ class MultifoldBias:
                          for k in range(K)]
         self._w = [np.zeros(family.D) for _ in range(K)]
 
+    def release(self) -> None:
+        """Drop the fold solvers (they hold the training data)."""
+        self._solvers = None
+        self._w = None
+
     def __call__(self, family: "LSSVMBounds", w_prev: np.ndarray, z_prev: np.ndarray
                  ) -> np.ndarray:
         """The gain table g (n, max_latent), -inf beyond each example's latent values."""
@@ -361,7 +372,7 @@ class LSSVMBounds:
         if first is not None:
             return first
         e = self.at(w)
-        budget = budget_for(threshold, e.const)
+        budget = budget_for(threshold, e.const, table_value(e.costs, e.touching))
         if self.random_bounds == "subset":
             order = rng.permutation(self.n)
             z, _, size = subset_select(e.costs, e.touching, self.z_prev, budget, order,
@@ -382,6 +393,6 @@ class LSSVMBounds:
         if gain.shape != e.costs.shape:
             raise ValueError(f"the bias must return a ({self.n}, {e.costs.shape[1]}) table of "
                              f"gains, got shape {gain.shape}.")
-        budget = budget_for(threshold, e.const)
+        budget = budget_for(threshold, e.const, table_value(e.costs, e.touching))
         z, _ = lagrangian_select(gain, e.costs, budget, e.touching)
         return Selection(z)

@@ -267,6 +267,8 @@ class LatentSSVM(BaseEstimator):
         self.history_ = res.history
         self.solve_info_ = family.solve_info
         self.bias_ = selection if not isinstance(selection, str) else None
+        if isinstance(self.bias_, MultifoldBias):
+            self.bias_.release()         # keep its folds and statistics, not the data
         self.n_kept_previous_ = family.kept_previous
         self._fitted = True
         return self
