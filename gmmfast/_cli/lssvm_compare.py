@@ -133,7 +133,37 @@ def tables(D, results, methods: Sequence[str], inits: Sequence[str]) -> str:
     out.append(_md(["method", "init", "latent changed %", "train windows = truth %",
                     "test windows = truth %", "iterations", "s / fit",
                     "invariant violations"], extra))
+    if "ccp" in methods:
+        paired = []
+        for m in methods:
+            if m == "ccp":
+                continue
+            for i in inits:
+                base = {r.fold: r for r in results if r.method == "ccp" and r.init == i}
+                rs = [r for r in results if r.method == m and r.init == i and r.fold in base]
+                if not rs:
+                    continue
+                dF = np.array([r.objective - base[r.fold].objective for r in rs])
+                dE = 100 * np.array([r.test_error - base[r.fold].test_error for r in rs])
+                paired.append([LABELS[m], i, f"{dF.mean():+.4f} ± {dF.std():.4f}",
+                               f"{int((dF < 0).sum())}/{len(rs)}",
+                               f"{dE.mean():+.1f} ± {dE.std():.1f}",
+                               f"{int((dE < 0).sum())}/{int((dE > 0).sum())}/{len(rs)}"])
+        out += ["", "Paired with CCP on the same fold and initial latent values "
+                "(difference = method - CCP; negative is better):", "",
+                _md(["method", "init", "objective difference", "folds with lower objective",
+                     "test error difference (points)", "folds better/worse/all"], paired)]
     return "\n".join(out)
+
+
+def fold_csv(results) -> str:
+    """Every run as one CSV line (method, init, fold and the measured figures)."""
+    cols = ["method", "init", "fold", "objective", "test_error", "test_loc", "train_loc",
+            "changed", "n_iter", "seconds", "cp_iters"]
+    lines = [",".join(cols)]
+    for r in sorted(results, key=lambda r: (r.init, r.method, r.fold)):
+        lines.append(",".join(str(getattr(r, c)) for c in cols))
+    return "\n".join(lines) + "\n"
 
 
 def _md(header, rows) -> str:
