@@ -61,7 +61,7 @@ def datasets():
     X, y = load_digits(return_X_y=True)
     yield "digits (1797 x 64, 10 classes)", X / 16.0, y
     rng = np.random.default_rng(0)
-    n, d, C = 20000, 100, 10
+    n, d, C = 5000, 50, 10
     means = rng.normal(scale=1.0, size=(C, d))
     y2 = rng.integers(0, C, size=n)
     yield f"gaussians ({n} x {d}, {C} classes)", means[y2] + rng.normal(size=(n, d)), y2

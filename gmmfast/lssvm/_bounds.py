@@ -220,6 +220,7 @@ class MultifoldBias:
         self._w: Optional[List[np.ndarray]] = None
         self.folds: Optional[np.ndarray] = None
         self.fold_info: List[List[SolveInfo]] = []
+        self.last_gain: Optional[np.ndarray] = None
 
     def setup(self, family: "LSSVMBounds", rng: np.random.Generator) -> None:
         n = family.n
@@ -242,6 +243,7 @@ class MultifoldBias:
         """Drop the fold solvers (they hold the training data)."""
         self._solvers = None
         self._w = None
+        self.last_gain = None
 
     def __call__(self, family: "LSSVMBounds", w_prev: np.ndarray, z_prev: np.ndarray
                  ) -> np.ndarray:
@@ -257,6 +259,7 @@ class MultifoldBias:
             held = np.flatnonzero(self.folds == k).astype(np.int64)
             gain[held] = family.model.latent_table(family.data, family.y, wk, held)
         self.fold_info.append(infos)
+        self.last_gain = gain
         return gain
 
 

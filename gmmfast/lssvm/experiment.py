@@ -57,6 +57,7 @@ class FoldResult:
     invariant_violations: List[str] = field(default_factory=list)
     latent_init: Optional[np.ndarray] = None
     latent: Optional[np.ndarray] = None
+    train_index: Optional[np.ndarray] = None
     history_objective: Optional[np.ndarray] = None
 
 
@@ -113,6 +114,7 @@ def run_fold(D, folds, k: int, method: str, init: str, *, lam: float, eta: float
         invariant_violations=est.history_.invariant_violations(),
         latent_init=est.latent_init_.copy() if keep_latent else None,
         latent=est.latent_.copy() if keep_latent else None,
+        train_index=train if keep_latent else None,
         history_objective=est.history_.objective.copy())
 
 
@@ -136,42 +138,72 @@ def summarize(results: Sequence[FoldResult], methods: Sequence[str], inits: Sequ
 
 def plot_latent_changes(D, results: Sequence[FoldResult], methods: Sequence[str], init: str,
                         path: str, labels: Optional[Dict[str, str]] = None) -> None:
-    """Figure 4: final latent locations (relative image coordinates), one colour per fold.
+    """Figure 4: final latent windows, one colour per fold; below, their offsets from the truth.
 
-    Each cross is a training image at its imputed window after training
-    (jittered slightly so that crosses at one window do not hide each other);
-    the title gives the fraction of latent values changed by training.
+    Top row: each cross is a training image at its imputed window after
+    training, in relative image coordinates (jittered slightly so that crosses
+    at one window do not hide each other); the first panel shows the true
+    windows. The title gives the fraction of latent values changed by
+    training. Bottom row: counts of (row, column) offsets, in grid steps,
+    of the imputed window from the true one (the first panel: of the
+    initial windows), with the mean offset.
     """
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    fig, axes = plt.subplots(1, len(methods) + 1, figsize=(3.0 * (len(methods) + 1), 3.3),
-                             squeeze=False)
+    g = D.grid
+    ncol = len(methods) + 1
+    fig, axes = plt.subplots(2, ncol, figsize=(2.3 * ncol, 5.3), squeeze=False)
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     rng = np.random.default_rng(0)
-    ax = axes[0, 0]
-    p = D.positions[D.latent] + rng.uniform(-0.03, 0.03, size=(D.latent.shape[0], 2))
-    ax.plot(p[:, 1], p[:, 0], "x", ms=3, alpha=0.5, color="0.3")
-    ax.set_title("true windows\n(all images)", fontsize=9)
+    name = lambda m: (labels or METHOD_NAMES).get(m, m)  # noqa: E731
     for ax in axes[0]:
         ax.set_xlim(-0.08, 1.08)
         ax.set_ylim(1.08, -0.08)
         ax.set_aspect("equal")
-        ax.set_xlabel("column (relative)", fontsize=8)
-        ax.set_ylabel("row (relative)", fontsize=8)
-        ax.tick_params(labelsize=7)
-    for ax, m in zip(axes[0, 1:], methods):
+        ax.tick_params(labelsize=6)
+    axes[0, 0].set_ylabel("row (relative)", fontsize=7)
+    axes[1, 0].set_ylabel("row offset (steps)", fontsize=7)
+
+    def scatter(ax, z, colour):
+        p = D.positions[z] + rng.uniform(-0.03, 0.03, size=(z.shape[0], 2))
+        ax.plot(p[:, 1], p[:, 0], ".", ms=2.5, alpha=0.5, color=colour)
+
+    def offsets(ax, pairs, title):
+        counts = np.zeros((2 * g - 1, 2 * g - 1))
+        mean = np.zeros(2)
+        total = 0
+        for z, truth in pairs:
+            dr = z // g - truth // g
+            dc = z % g - truth % g
+            np.add.at(counts, (dr + g - 1, dc + g - 1), 1)
+            mean += [dr.sum(), dc.sum()]
+            total += z.shape[0]
+        ext = (-(g - 1) - 0.5, g - 1 + 0.5, g - 1 + 0.5, -(g - 1) - 0.5)
+        ax.imshow(counts, cmap="Greys", extent=ext, interpolation="nearest")
+        ax.axhline(0, lw=0.4, color="tab:red")
+        ax.axvline(0, lw=0.4, color="tab:red")
+        mean /= max(total, 1)
+        ax.set_title(f"{title}\nmean offset ({mean[0]:+.1f}, {mean[1]:+.1f})", fontsize=7)
+        ax.tick_params(labelsize=6)
+        ax.set_xlabel("column offset", fontsize=7)
+
+    scatter(axes[0, 0], D.latent, "0.3")
+    axes[0, 0].set_title("true windows\n(all images)", fontsize=8)
+    init_pairs = []
+    for ax_top, ax_bot, m in zip(axes[0, 1:], axes[1, 1:], methods):
         rs = sorted((r for r in results if r.method == m and r.init == init and
                      r.latent is not None), key=lambda r: r.fold)
         for r in rs:
-            p = D.positions[r.latent] + rng.uniform(-0.03, 0.03, size=(r.latent.shape[0], 2))
-            ax.plot(p[:, 1], p[:, 0], "x", ms=3, alpha=0.6, color=colours[r.fold % len(colours)],
-                    label=f"fold {r.fold + 1}")
+            scatter(ax_top, r.latent, colours[r.fold % len(colours)])
+        if rs and not init_pairs:
+            init_pairs = [(r.latent_init, D.latent[r.train_index]) for r in rs]
         changed = np.mean([r.changed for r in rs]) if rs else float("nan")
-        name = (labels or METHOD_NAMES).get(m, m)
-        ax.set_title(f"{name}\n{100 * changed:.1f}% changed", fontsize=9)
-    fig.suptitle(f"latent windows after training, init = {init} (one colour per fold)",
-                 fontsize=10)
+        ax_top.set_title(f"{name(m)}\n{100 * changed:.1f}% changed", fontsize=8)
+        offsets(ax_bot, [(r.latent, D.latent[r.train_index]) for r in rs], "after training")
+    offsets(axes[1, 0], init_pairs, "initial windows")
+    fig.suptitle(f"latent windows after training, init = {init} (top: one colour per fold; "
+                 "bottom: offset from the true window)", fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=80)
+    fig.savefig(path, dpi=72)
     plt.close(fig)
