@@ -44,6 +44,8 @@ def add_parser(sub) -> None:
     p.add_argument("--out", default=None, help="write the tables to this markdown file")
     p.add_argument("--figure", default=None,
                    help="write Figure 4 (latent locations after training, top-left init) here")
+    p.add_argument("--no-oracle", dest="oracle", action="store_false",
+                   help="skip the oracle row (a model trained with the true windows fixed)")
     p.add_argument("--quick", action="store_true",
                    help="a tiny smoke-test version (120 images, 2 folds, 5 iterations)")
     p.set_defaults(func=run)
@@ -108,12 +110,25 @@ def compare(methods: Sequence[str], inits: Sequence[str], *, n_folds: int = 5,
     return D, results, gen, lam
 
 
-def tables(D, results, methods: Sequence[str], inits: Sequence[str]) -> str:
+def oracle(D, n_folds: int, lam: float, seed: int = 0, cp_tol: float = 1e-4) -> List[dict]:
+    """The oracle of each fold: trained with the true windows held fixed."""
+    from ..lssvm.experiment import cv_folds, oracle_fold
+    folds = cv_folds(len(D.target), n_folds, seed)
+    return [oracle_fold(D, folds, k, lam, cp_tol) for k in range(n_folds)]
+
+
+def tables(D, results, methods: Sequence[str], inits: Sequence[str],
+           oracle_results: Optional[List[dict]] = None) -> str:
     """Markdown: Table 2 (objective, test error) and the supporting figures per run."""
     from ..lssvm.experiment import summarize
     rows = summarize(results, methods, inits)
     for row, m in zip(rows, methods):
         row[0] = LABELS[m]
+    if oracle_results:
+        obj = np.array([o["objective"] for o in oracle_results])
+        err = 100 * np.array([o["error"] for o in oracle_results])
+        cell = [f"{obj.mean():.3f} ± {obj.std():.3f}", f"{err.mean():.1f} ± {err.std():.1f}"]
+        rows.append(["oracle (true windows fixed)"] + cell * len(inits))
     head = ["method"] + [f"{i} {what}" for i in inits for what in ("objective", "test error %")]
     out = [_md(head, rows), ""]
     extra = []
@@ -149,10 +164,12 @@ def tables(D, results, methods: Sequence[str], inits: Sequence[str]) -> str:
                                f"{int((dF < 0).sum())}/{len(rs)}",
                                f"{dE.mean():+.1f} ± {dE.std():.1f}",
                                f"{int((dE < 0).sum())}/{int((dE > 0).sum())}/{len(rs)}"])
-        out += ["", "Paired with CCP on the same fold and initial latent values "
-                "(difference = method - CCP; negative is better):", "",
-                _md(["method", "init", "objective difference", "folds with lower objective",
-                     "test error difference (points)", "folds better/worse/all"], paired)]
+        if paired:
+            out += ["", "Paired with CCP on the same fold and initial latent values "
+                    "(difference = method - CCP; negative is better):", "",
+                    _md(["method", "init", "objective difference",
+                         "folds with lower objective", "test error difference (points)",
+                         "folds better/worse/all"], paired)]
     return "\n".join(out)
 
 
@@ -184,7 +201,8 @@ def run(args) -> int:
                                    bias_folds=args.bias_folds, max_iter=max_iter, tol=args.tol,
                                    cp_tol=args.cp_tol, n_samples=n_samples, seed=args.seed,
                                    jobs=args.jobs)
-    text = tables(D, results, methods, inits)
+    orc = oracle(D, n_folds, lam, args.seed, args.cp_tol) if args.oracle else None
+    text = tables(D, results, methods, inits, orc)
     head = (f"{len(D.target)} cluttered digits ({len(D.classes)} classes, {D.data.shape[1]} "
             f"windows, d = {D.data.shape[2]}), {n_folds}-fold CV, lambda = {lam}, eta = "
             f"{args.eta}, K = {args.bias_folds}, tol = {args.tol}, cp_tol = {args.cp_tol}, "
