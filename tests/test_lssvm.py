@@ -40,7 +40,7 @@ def tiny_digits(n=72, seed=0, **kw):
 
 
 # -- kernels -----------------------------------------------------------------------------
-@pytest.mark.parametrize("L,C", [(5, 3), (81, 6)])        # loop path and BLAS path
+@pytest.mark.parametrize("L,C", [(1, 7), (5, 3), (81, 6)])   # loop path, BLAS path
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("ragged", [False, True])
 def test_loss_augmented_matches_numpy(L, C, dtype, ragged):

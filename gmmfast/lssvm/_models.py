@@ -36,7 +36,7 @@ WORK_PER_THREAD = 1 << 21
 
 
 #: Scores per example (L x n_classes) from which BLAS gemm computes them (bench/lssvm_inference.py).
-GEMM_MIN_SCORES = 64
+GEMM_MIN_SCORES = 16
 
 
 def _threads(work: int) -> int:
