@@ -108,7 +108,15 @@ class LatentSSVM(BaseEstimator):
     history_ : gmmfast.core.History
         Bound values, thresholds, gaps per iteration (``invariant_violations()``).
     solve_info_ : list of SolveInfo
-        Cutting-plane statistics per iteration.
+        Bound-solver statistics per iteration (iterations, certified gap, primal, dual).
+    n_kept_previous_ : int
+        Iterations where the solver's answer had a larger bound value than w_{t-1}
+        (the bound is solved to a tolerance), so w_{t-1} was kept: this keeps
+        b_t(w_t) <= b_t(w_{t-1}) exactly.
+    converged_ : bool
+        Whether the gap reached tol before max_iter.
+    bias_ : MultifoldBias or callable or None
+        The bias used by "gmm-biased" (a MultifoldBias keeps its folds and fold statistics).
     """
 
     def __init__(self, model: LatentModel, *, lam: float = 0.01, method: str = "ccp",
