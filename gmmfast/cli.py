@@ -13,7 +13,7 @@ import sys
 from typing import List, Optional
 
 #: Subcommand modules under gmmfast/_cli, in the order ``--help`` lists them.
-SUBCOMMANDS = ["compare", "cluster"]
+SUBCOMMANDS = ["compare", "cluster", "lssvm-compare"]
 #: What ``gmmfast`` with no arguments runs.
 DEFAULT = ["compare"]
 

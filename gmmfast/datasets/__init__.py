@@ -1,5 +1,7 @@
 """Data sets: generators for the paper's experiments and the SIPU benchmark loader."""
 from ._clustering import get_data_home, load_sipu, make_gmm200, make_norm25
-from ._scenes import make_scenes  # noqa: F401
+from ._digits import make_cluttered_digits
+from ._scenes import make_scenes
 
-__all__: list = ["get_data_home", "load_sipu", "make_gmm200", "make_norm25", "make_scenes"]
+__all__ = ["get_data_home", "load_sipu", "make_cluttered_digits", "make_gmm200", "make_norm25",
+           "make_scenes"]

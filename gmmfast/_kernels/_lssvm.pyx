@@ -1,0 +1,350 @@
+# Kernels of the built-in latent multiclass model (paper section 5.2).
+#
+# An example x_i is an array of L candidate feature vectors x_i[z] (z < n_options[i],
+# padded to L); phi(x, y, z) puts x[z] in the y-th of C blocks, so with
+# w = (w_1..w_C) stored as W (C, d) the score is w.phi(x, y, z) = W[y] . x[z].
+#
+# Rules, chosen so that results never depend on the thread count:
+# - examples are addressed through an index array `idx` (so a fold or a subset
+#   is scored without copying X); position r of idx is processed on its own;
+# - sums of feature vectors are accumulated per chunk of CHUNK positions
+#   (sequentially inside the chunk) into that chunk's slot; the caller reduces
+#   the slots in a fixed order;
+# - scores are accumulated in double precision: by BLAS dgemm per example when
+#   the candidates are many (the caller decides from the shapes), else by a loop
+#   vectorised over classes. One pass gives every number the G-MM family
+#   compares (H, the latent table), so they are consistent with each other.
+from cython.parallel cimport prange, parallel
+from libc.stdlib cimport malloc, free
+from libc.stdint cimport int64_t
+from libc.math cimport INFINITY
+
+from scipy.linalg.cython_blas cimport dgemm
+
+from ._common cimport floating
+
+CHUNK = 64
+cdef Py_ssize_t _CHUNK = 64
+
+
+cdef inline double _dot(const floating* x, const double* wc, Py_ssize_t d) noexcept nogil:
+    cdef double s = 0.0
+    cdef Py_ssize_t f
+    for f in range(d):
+        s = s + <double>x[f] * wc[f]
+    return s
+
+
+cdef inline void _dots(const floating* x, const double* WT, Py_ssize_t d, Py_ssize_t C,
+                       double* acc) noexcept nogil:
+    """acc[c] = sum_f x[f] WT[f, c], each sum sequential in f (as `_dot`); vectorises over c."""
+    cdef Py_ssize_t f, c
+    cdef double xf
+    cdef const double* row
+    for c in range(C):
+        acc[c] = 0.0
+    for f in range(d):
+        xf = <double>x[f]
+        row = WT + f * C
+        for c in range(C):
+            acc[c] = acc[c] + xf * row[c]
+
+
+cdef inline void _scores(const floating* x, Py_ssize_t L, Py_ssize_t d, const double* WT,
+                         Py_ssize_t C, bint use_gemm, double* xbuf, double* S) noexcept nogil:
+    """S (L, C) row-major = x (L, d) WT (d, C): by BLAS dgemm, or by `_dots` per candidate."""
+    cdef Py_ssize_t z, f
+    cdef int M = <int>C, N = <int>L, Kd = <int>d
+    cdef double one = 1.0, zero = 0.0
+    cdef char tn = b'N'
+    cdef const double* xd
+    if use_gemm:
+        if floating is double:
+            xd = x
+        else:
+            for f in range(L * d):
+                xbuf[f] = <double>x[f]
+            xd = xbuf
+        dgemm(&tn, &tn, &M, &N, &Kd, &one, <double*>WT, &M, <double*>xd, &Kd, &zero, S, &M)
+    else:
+        for z in range(L):
+            _dots(x + z * d, WT, d, C, S + z * C)
+
+
+def augmented_pass(const floating[:, :, ::1] X, const int[::1] n_options, const int[::1] y,
+                   const int64_t[::1] idx, const double[:, ::1] WT, const double[:, ::1] loss,
+                   double[::1] H, int[::1] y_hat, int[::1] z_hat, double[:, ::1] table,
+                   double[:, :, ::1] phi_slots, double[::1] loss_slots, bint use_gemm,
+                   int n_threads):
+    """Loss-augmented inference for the examples idx[r], r < m.
+
+    For each r (i = idx[r]): H[r] = max_{c, z} W[c] . x_i[z] + loss[y_i, c], reached
+    first (in the order z, then c) at (y_hat[r], z_hat[r]). If ``table`` has m rows,
+    table[r, z] = W[y_i] . x_i[z] (the latent scores of the true class; -inf for
+    z >= n_options[i]). If ``phi_slots`` has rows, chunk q of positions adds
+    x_i[z_hat] to phi_slots[q, y_hat] and loss[y_i, y_hat] to loss_slots[q].
+    With a zero ``loss`` this is plain inference. WT is W transposed, (d, C).
+    The scores of one example come from one BLAS dgemm (``use_gemm``) or from
+    a loop vectorised over classes.
+    """
+    cdef Py_ssize_t m = idx.shape[0], L = X.shape[1], d = X.shape[2], C = WT.shape[1]
+    cdef Py_ssize_t n_chunks = (m + _CHUNK - 1) // _CHUNK
+    cdef bint want_table = table.shape[0] == m and m > 0
+    cdef bint want_phi = phi_slots.shape[0] > 0
+    cdef Py_ssize_t q, r, z, c, f, lo, hi, nz
+    cdef int64_t i
+    cdef int yi, by, bz
+    cdef double best, v
+    cdef double* S
+    cdef double* xbuf
+    cdef double* slot
+    cdef const double* lrow
+    cdef const floating* xz
+    if m == 0:
+        return
+    with nogil, parallel(num_threads=n_threads):
+        S = <double*>malloc(L * C * sizeof(double))
+        xbuf = <double*>malloc(L * d * sizeof(double))
+        for q in prange(n_chunks, schedule="static"):
+            lo = q * _CHUNK
+            hi = min(lo + _CHUNK, m)
+            if want_phi:
+                slot = &phi_slots[q, 0, 0]
+                for f in range(C * d):
+                    slot[f] = 0.0
+                loss_slots[q] = 0.0
+            for r in range(lo, hi):
+                i = idx[r]
+                yi = y[i]
+                nz = n_options[i]
+                _scores(&X[i, 0, 0], nz, d, &WT[0, 0], C, use_gemm, xbuf, S)
+                lrow = &loss[yi, 0]
+                best = -INFINITY
+                by = 0
+                bz = 0
+                for z in range(nz):
+                    for c in range(C):
+                        v = S[z * C + c] + lrow[c]
+                        if v > best:
+                            best = v
+                            by = <int>c
+                            bz = <int>z
+                if want_table:
+                    for z in range(nz):
+                        table[r, z] = S[z * C + yi]
+                    for z in range(nz, L):
+                        table[r, z] = -INFINITY
+                H[r] = best
+                y_hat[r] = by
+                z_hat[r] = bz
+                if want_phi:
+                    xz = &X[i, bz, 0]
+                    slot = &phi_slots[q, by, 0]
+                    for f in range(d):
+                        slot[f] = slot[f] + <double>xz[f]
+                    loss_slots[q] = loss_slots[q] + lrow[by]
+        free(S)
+        free(xbuf)
+
+
+def latent_table(const floating[:, :, ::1] X, const int[::1] n_options, const int[::1] y,
+                 const int64_t[::1] idx, const double[:, ::1] W, double[:, ::1] table,
+                 int n_threads):
+    """table[r, z] = W[y_i] . x_i[z] for i = idx[r] and z < n_options[i]; -inf beyond."""
+    cdef Py_ssize_t m = idx.shape[0], L = X.shape[1], d = X.shape[2]
+    cdef Py_ssize_t r, z
+    cdef int64_t i
+    if m == 0:
+        return
+    with nogil:
+        for r in prange(m, schedule="static", num_threads=n_threads):
+            i = idx[r]
+            for z in range(L):
+                if z < n_options[i]:
+                    table[r, z] = _dot(&X[i, z, 0], &W[y[i], 0], d)
+                else:
+                    table[r, z] = -INFINITY
+
+
+def phi_accumulate(const floating[:, :, ::1] X, const int[::1] y, const int[::1] z,
+                   const int64_t[::1] idx, double[:, :, ::1] phi_slots, int n_threads):
+    """phi_slots[q, y_i] = sum of x_i[z_i] over the chunk q of positions (i = idx[r])."""
+    cdef Py_ssize_t m = idx.shape[0], d = X.shape[2], C = phi_slots.shape[1]
+    cdef Py_ssize_t n_chunks = (m + _CHUNK - 1) // _CHUNK
+    cdef Py_ssize_t q, r, f, lo, hi
+    cdef int64_t i
+    cdef double* slot
+    cdef const floating* xz
+    if m == 0:
+        return
+    with nogil:
+        for q in prange(n_chunks, schedule="static", num_threads=n_threads):
+            lo = q * _CHUNK
+            hi = min(lo + _CHUNK, m)
+            slot = &phi_slots[q, 0, 0]
+            for f in range(C * d):
+                slot[f] = 0.0
+            for r in range(lo, hi):
+                i = idx[r]
+                xz = &X[i, z[r], 0]
+                slot = &phi_slots[q, y[i], 0]
+                for f in range(d):
+                    slot[f] = slot[f] + <double>xz[f]
+
+
+def simplex_qp(const double[:, ::1] G, const double[::1] b, double lam, double[::1] alpha,
+               double tol, Py_ssize_t max_iter):
+    """Maximise D(a) = b.a - a'Ga / (2 lam) over the simplex (a >= 0, sum a = 1), from ``alpha``.
+
+    Sequential minimal optimisation: each step moves mass to the coordinate of
+    highest gradient i from the support coordinate j of largest exact gain
+    (second-order working-set selection), by the exact line search clipped at
+    alpha[j]. Stops when max_k g_k - min_{alpha_k > 0} g_k <= tol, which bounds
+    the gap of the QP: max D - D(alpha) <= max_k g_k - alpha.g <= that. ``alpha`` is
+    updated in place; returns the number of steps and the final violation.
+    """
+    cdef Py_ssize_t K = b.shape[0]
+    cdef Py_ssize_t it = 0, k, i, j
+    cdef double gi, gj, curv, t, gain, best_gain, viol = INFINITY
+    cdef double* g = <double*>malloc(K * sizeof(double))
+    cdef double s
+    with nogil:
+        for k in range(K):
+            s = 0.0
+            for i in range(K):
+                s = s + G[k, i] * alpha[i]
+            g[k] = b[k] - s / lam
+        while it < max_iter:
+            i = 0
+            gi = -INFINITY
+            gj = INFINITY
+            for k in range(K):
+                if g[k] > gi:
+                    gi = g[k]
+                    i = k
+                if alpha[k] > 0.0 and g[k] < gj:
+                    gj = g[k]
+            viol = gi - gj
+            if viol <= tol:
+                break
+            # second-order choice of j (Fan, Chen, Lin 2005): the largest exact gain
+            j = -1
+            best_gain = -1.0
+            for k in range(K):
+                if alpha[k] > 0.0 and g[k] < gi:
+                    curv = G[i, i] + G[k, k] - 2.0 * G[i, k]
+                    if curv <= 1e-300:
+                        gain = INFINITY
+                    else:
+                        gain = (gi - g[k]) * (gi - g[k]) / curv
+                    if gain > best_gain:
+                        best_gain = gain
+                        j = k
+            if j < 0 or i == j:
+                break
+            viol = gi - g[j]
+            curv = G[i, i] + G[j, j] - 2.0 * G[i, j]
+            if curv > 0.0:
+                t = lam * viol / curv
+                if t > alpha[j]:
+                    t = alpha[j]
+            else:
+                t = alpha[j]
+            if t <= 0.0:
+                break
+            alpha[i] = alpha[i] + t
+            if t == alpha[j]:
+                alpha[j] = 0.0
+            else:
+                alpha[j] = alpha[j] - t
+            for k in range(K):
+                g[k] = g[k] - t * (G[k, i] - G[k, j]) / lam
+            it += 1
+    free(g)
+    return it, viol
+
+
+def bcfw_epoch(const floating[:, :, ::1] X, const int[::1] n_options, const int[::1] y,
+               const int64_t[::1] idx, const int64_t[::1] order, const double[:, ::1] loss,
+               double[:, ::1] W, double[:, :, ::1] P, double[::1] ell, double lam,
+               bint use_gemm):
+    """One pass of block-coordinate Frank-Wolfe (Lacoste-Julien et al. 2013) over ``order``.
+
+    The dual state of example r (i = idx[r]) is P[r] = sum_k alpha_k phi(x_i, y_k, z_k)
+    (a convex combination of joint features; shape (C, d)) and ell[r] = sum_k alpha_k
+    Delta(y_i, y_k) / m; then w = (Psi(z) - sum_r P[r]) / (lam m) with Psi(z) the sum of
+    the fixed latent features. Each step: loss-augmented inference at the current W
+    gives the corner (y^, z^); the exact line search moves P[r], ell[r] towards it and
+    W by the same amount. Sequential (results depend only on ``order``). Returns the
+    sum of the block Frank-Wolfe gaps met during the pass (an estimate of the gap).
+    """
+    cdef Py_ssize_t m = idx.shape[0], L = X.shape[1], d = X.shape[2], C = W.shape[0]
+    cdef Py_ssize_t t, r, z, c, f, nz
+    cdef int64_t i
+    cdef int yi, by, bz
+    cdef double best, v, pw, pp, px, xx, num, den, gamma, lhat, dd, s, gap_sum = 0.0
+    cdef double inv_lm = 1.0 / (lam * m)
+    cdef const floating* xz
+    cdef double* Pr
+    cdef double* S = <double*>malloc(L * C * sizeof(double))
+    cdef double* xbuf = <double*>malloc(L * d * sizeof(double))
+    cdef double* WT = <double*>malloc(d * C * sizeof(double))
+    with nogil:
+        for t in range(order.shape[0]):
+            r = order[t]
+            i = idx[r]
+            yi = y[i]
+            nz = n_options[i]
+            for c in range(C):                       # W may have moved: refresh W^T
+                for f in range(d):
+                    WT[f * C + c] = W[c, f]
+            _scores(&X[i, 0, 0], nz, d, WT, C, use_gemm, xbuf, S)
+            best = -INFINITY
+            by = 0
+            bz = 0
+            for z in range(nz):
+                for c in range(C):
+                    v = S[z * C + c] + loss[yi, c]
+                    if v > best:
+                        best = v
+                        by = <int>c
+                        bz = <int>z
+            xz = &X[i, bz, 0]
+            Pr = &P[r, 0, 0]
+            pw = 0.0
+            pp = 0.0
+            for f in range(C * d):
+                pw = pw + Pr[f] * (&W[0, 0])[f]
+                pp = pp + Pr[f] * Pr[f]
+            px = 0.0
+            xx = 0.0
+            for f in range(d):
+                px = px + Pr[by * d + f] * <double>xz[f]
+                xx = xx + <double>xz[f] * <double>xz[f]
+            lhat = loss[yi, by] / m
+            # diff = phi^ - P[r]; (w_i - w_s) = diff / (lam m)
+            num = (S[bz * C + by] - pw) / m - ell[r] + lhat
+            dd = pp - 2.0 * px + xx                  # ||diff||^2
+            den = dd / (lam * m * m)
+            if num > 0.0:
+                gap_sum = gap_sum + num
+            if den <= 0.0:
+                continue
+            gamma = num / den
+            if gamma <= 0.0:
+                continue
+            if gamma > 1.0:
+                gamma = 1.0
+            # W -= gamma diff / (lam m); P[r] += gamma diff
+            s = gamma * inv_lm
+            for f in range(C * d):
+                (&W[0, 0])[f] = (&W[0, 0])[f] + s * Pr[f]
+                Pr[f] = (1.0 - gamma) * Pr[f]
+            for f in range(d):
+                W[by, f] = W[by, f] - s * <double>xz[f]
+                Pr[by * d + f] = Pr[by * d + f] + gamma * <double>xz[f]
+            ell[r] = (1.0 - gamma) * ell[r] + gamma * lhat
+    free(S)
+    free(xbuf)
+    free(WT)
+    return gap_sum

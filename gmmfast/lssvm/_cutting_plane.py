@@ -1,0 +1,262 @@
+"""Minimising one LS-SVM bound: the 1-slack cutting-plane method (Joachims, Finley, Yu 2009).
+
+A bound fixes the latent values z of the examples ``idx`` (m of them)::
+
+    b_z(w) = lam/2 ||w||^2 + 1/m sum_i [ max_{y,z'} (w.phi(x_i,y,z') + Delta(y_i,y)) - w.phi(x_i,y_i,z_i) ]
+
+In the 1-slack form this is min over w, xi of lam/2 ||w||^2 + xi subject to
+xi >= b_k + w.a_k for every joint labelling k, where a labelling
+(y^_i, z^_i)_i gives b_k = 1/m sum Delta(y_i, y^_i) and
+a_k = P_k - psi(z), with P_k = 1/m sum phi(x_i, y^_i, z^_i) and
+psi(z) = 1/m sum phi(x_i, y_i, z_i). The method keeps a working set of
+planes, solves the dual of the restricted problem (a QP over the simplex,
+solved by our own SMO kernel :func:`gmmfast._kernels._lssvm.simplex_qp`),
+adds the most violated plane at the new w (loss-augmented inference) and
+stops when the duality gap ``min_w P(w) - D(alpha)`` over the evaluated
+points is at most ``tol``. D(alpha) is a lower bound on min b_z for any
+alpha on the simplex (weak duality), so the gap is a certificate.
+
+Warm starts. The planes are stored as (P_k, b_k), which do not depend on z:
+every stored plane is a valid cut for every bound of the family, so the
+working set and the dual variables carry over from one G-MM iteration to the
+next and only a = P - psi(z) is recomputed. The returned w is the best
+evaluated point, and the start point is evaluated first, so the answer is
+never worse (by the solver's own evaluation) than the warm start.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional, Tuple
+
+import numpy as np
+
+from .._kernels import _lssvm as K
+from ._models import Augmented
+
+__all__ = ["CuttingPlane", "SolveInfo", "solve_simplex_qp"]
+
+
+def _active_set(Q: np.ndarray, b: np.ndarray, alpha: np.ndarray, tol: float,
+                max_iter: int) -> None:
+    """Primal active-set steps for max b.a - a'Qa/2 on the simplex, from ``alpha`` (in place).
+
+    On the support S the KKT system is Q_SS x + mu 1 = b_S, 1'x = 1; if x >= 0
+    the most violating outside coordinate (largest b - Qa above mu) enters,
+    else the step towards x stops where a coordinate reaches 0, which leaves.
+    Ill-conditioned systems end the loop early: SMO finishes the job.
+    """
+    S = list(np.flatnonzero(alpha > 0))
+    for _ in range(max_iter):
+        k = len(S)
+        M = np.empty((k + 1, k + 1))
+        M[:k, :k] = Q[np.ix_(S, S)]
+        M[:k, k] = 1.0
+        M[k, :k] = 1.0
+        M[k, k] = 0.0
+        rhs = np.append(b[S], 1.0)
+        try:
+            sol = np.linalg.solve(M, rhs)
+        except np.linalg.LinAlgError:
+            return
+        if not np.all(np.isfinite(sol)):
+            return
+        x, mu = sol[:k], sol[k]
+        if np.all(x >= 0):
+            alpha[:] = 0.0
+            alpha[S] = x
+            g = b - Q @ alpha
+            g[S] = -np.inf
+            j = int(np.argmax(g))
+            if g[j] - mu <= tol:
+                return
+            S.append(j)
+            S.sort()
+        else:
+            cur = alpha[S]
+            neg = x < cur
+            ratios = cur[neg] / (cur[neg] - x[neg])
+            t = float(min(1.0, ratios.min()))
+            new = cur + t * (x - cur)
+            new[new < 1e-15] = 0.0
+            alpha[S] = new
+            alpha /= alpha.sum()
+            S = [s_ for s_ in S if alpha[s_] > 0]
+            if not S:
+                return
+
+
+def solve_simplex_qp(G: np.ndarray, b: np.ndarray, lam: float, alpha: Optional[np.ndarray] = None,
+                     tol: float = 1e-10, max_iter: int = 10_000_000) -> Tuple[np.ndarray, float]:
+    """Maximise b.a - a'Ga / (2 lam) over the simplex; returns (alpha, dual value).
+
+    ``G`` must be a positive semi-definite Gram matrix. Active-set steps
+    (exact on the support) then SMO (:func:`gmmfast._kernels._lssvm.simplex_qp`)
+    until max_k g_k - min_{a_k > 0} g_k <= tol with g = b - G a / lam, which
+    bounds the distance to the maximum by tol.
+    """
+    G = np.ascontiguousarray(G, dtype=np.float64)
+    b = np.ascontiguousarray(b, dtype=np.float64)
+    K_ = b.shape[0]
+    if G.shape != (K_, K_):
+        raise ValueError(f"G must have shape ({K_}, {K_}), got {G.shape}.")
+    if alpha is None:
+        alpha = np.full(K_, 1.0 / K_)
+    alpha = np.array(alpha, dtype=np.float64)
+    _qp(G, b, float(lam), alpha, float(tol), int(max_iter))
+    return alpha, float(alpha @ b - alpha @ G @ alpha / (2 * lam))
+
+
+def _qp(G: np.ndarray, b: np.ndarray, lam: float, alpha: np.ndarray, tol: float,
+        max_iter: int) -> None:
+    _active_set(G / lam, b, alpha, tol, max_iter=2 * b.shape[0] + 10)
+    K.simplex_qp(G, b, lam, alpha, tol, max_iter)
+
+
+@dataclass
+class SolveInfo:
+    """Statistics of one bound minimisation."""
+
+    n_iter: int          # planes added (= loss-augmented passes after the start point)
+    gap: float           # final certified duality gap P(w) - D(alpha)
+    primal: float        # P(w) of the returned w (solver's evaluation)
+    dual: float
+    n_planes: int        # working-set size at the end
+    converged: bool
+
+
+class CuttingPlane:
+    """The 1-slack cutting-plane solver for the bounds of one training set.
+
+    Parameters
+    ----------
+    model : LatentModel
+    data, y : the model's data and int32 labels (all examples)
+    idx : int64 array
+        The examples of this training set (all of them, or the other folds).
+    lam : float
+        Regularisation lambda.
+    tol : float
+        Absolute duality-gap tolerance.
+    max_iter : int
+        Cap on planes added per solve.
+    table : bool
+        Ask the passes for the latent score table (the G-MM family caches it).
+    max_planes, inactive_limit : int
+        Working-set cap; a plane inactive (alpha = 0) for ``inactive_limit``
+        consecutive QPs is dropped.
+    """
+
+    def __init__(self, model: Any, data: Any, y: np.ndarray, idx: np.ndarray, lam: float, *,
+                 tol: float, max_iter: int, table: bool = False, max_planes: int = 500,
+                 inactive_limit: int = 50):
+        self.model, self.data, self.y, self.idx = model, data, y, idx
+        self.lam = float(lam)
+        self.tol = float(tol)
+        self.max_iter = int(max_iter)
+        self.table = table
+        self.max_planes = max_planes
+        self.inactive_limit = inactive_limit
+        self.m = int(idx.shape[0])
+        D = int(model.size_joint_feature(data))
+        self.D = D
+        self.P = np.empty((0, D))        # plane feature means P_k
+        self.b = np.empty(0)             # plane losses b_k
+        self.age = np.empty(0, dtype=np.int64)
+        self.alpha: Optional[np.ndarray] = None   # [zero plane, planes...]
+        self.n_passes = 0
+
+    def evaluate(self, w: np.ndarray) -> Augmented:
+        """One loss-augmented pass at w over the examples (the plane and the primal value)."""
+        self.n_passes += 1
+        return self.model.loss_augmented(self.data, self.y, w, self.idx, table=self.table, phi=True)
+
+    def primal(self, w: np.ndarray, aug: Augmented, psi: np.ndarray) -> float:
+        """P(w) = lam/2 ||w||^2 + 1/m sum_i H_i - psi.w."""
+        return 0.5 * self.lam * float(w @ w) + float(aug.H.sum()) / self.m - float(psi @ w)
+
+    def _add(self, aug: Augmented) -> None:
+        self.P = np.vstack([self.P, aug.phi_sum[None, :] / self.m])
+        self.b = np.append(self.b, aug.loss_sum / self.m)
+        self.age = np.append(self.age, 0)
+        if self.alpha is not None:
+            self.alpha = np.append(self.alpha, 0.0)
+
+    def _prune(self) -> None:
+        keep = self.age <= self.inactive_limit
+        if keep.sum() > self.max_planes:
+            order = np.argsort(self.age, kind="stable")
+            keep = np.zeros_like(keep)
+            keep[order[: self.max_planes]] = True
+        if keep.all():
+            return
+        drop_mass = float(self.alpha[1:][~keep].sum())
+        self.P, self.b, self.age = self.P[keep], self.b[keep], self.age[keep]
+        self.alpha = np.concatenate([[self.alpha[0] + drop_mass], self.alpha[1:][keep]])
+
+    def solve(self, z: np.ndarray, w_start: np.ndarray, aug_start: Optional[Augmented] = None
+              ) -> Tuple[np.ndarray, Augmented, SolveInfo]:
+        """Minimise b_z from ``w_start``; returns the best point, its pass and statistics.
+
+        ``z`` holds the latent values of the examples ``idx`` (in that order);
+        ``aug_start`` is the pass at ``w_start`` if already known.
+        """
+        lam, m = self.lam, self.m
+        psi = self.model.phi_sum(self.data, self.y, z, self.idx) / m
+        if aug_start is None:
+            aug_start = self.evaluate(w_start)
+        best_w, best_aug = w_start, aug_start
+        best_p = self.primal(w_start, aug_start, psi)
+        self._add(aug_start)
+        if self.alpha is None:
+            self.alpha = np.zeros(1 + self.b.shape[0])
+            self.alpha[0] = 1.0
+        A = self.P - psi                                  # rows a_k (zero plane excluded)
+        G = np.zeros((A.shape[0] + 1, A.shape[0] + 1))
+        G[1:, 1:] = A @ A.T
+        dual, gap, it, converged = -np.inf, np.inf, 0, False
+        while True:
+            bb = np.concatenate([[0.0], self.b])
+            # the restricted QP needs no more accuracy than a fraction of the current gap
+            qp_tol = 0.1 * self.tol if not np.isfinite(gap) else max(0.1 * self.tol, 0.01 * gap)
+            _qp(G, bb, lam, self.alpha, qp_tol, 10_000_000)
+            a = self.alpha[1:]
+            w = -(a @ A) / lam
+            dual = float(a @ self.b) - 0.5 * lam * float(w @ w)
+            gap = best_p - dual
+            if gap <= self.tol:
+                converged = True
+                break
+            if it >= self.max_iter:
+                break
+            aug = self.evaluate(w)
+            p = self.primal(w, aug, psi)
+            if p < best_p:
+                best_w, best_aug, best_p = w, aug, p
+            it += 1
+            gap = best_p - dual
+            if gap <= self.tol:
+                converged = True
+                break
+            active = self.alpha[1:] > 0
+            self.age[active] = 0
+            self.age[~active] += 1
+            n_before = self.b.shape[0]
+            self._prune()
+            if self.b.shape[0] != n_before:
+                A = self.P - psi
+                G = np.zeros((A.shape[0] + 1, A.shape[0] + 1))
+                G[1:, 1:] = A @ A.T
+            self._add(aug)
+            a_new = self.P[-1] - psi
+            row = A @ a_new
+            A = np.vstack([A, a_new[None, :]])
+            k = A.shape[0]
+            G2 = np.zeros((k + 1, k + 1))
+            G2[:k, :k] = G
+            G2[k, 1:k] = row
+            G2[1:k, k] = row
+            G2[k, k] = float(a_new @ a_new)
+            G = G2
+        info = SolveInfo(n_iter=it, gap=float(gap), primal=float(best_p), dual=float(dual),
+                         n_planes=int(self.b.shape[0]), converged=converged)
+        return best_w, best_aug, info

@@ -1,0 +1,332 @@
+"""LatentSSVM: latent structural SVMs trained by CCP or by G-MM (random or biased bounds)."""
+from __future__ import annotations
+
+import numbers
+from typing import Any, Callable, Optional, Union
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from .._base import BaseEstimator
+from .._validation import check_int, check_random_state
+from ..core import check_eta, check_max_iter, check_tol, generalized_mm
+from ._bounds import LSSVMBounds, MultifoldBias
+from ._models import LatentModel
+
+METHODS = ("ccp", "gmm-random", "gmm-biased")
+RANDOM_BOUNDS = ("walk", "subset")
+SOLVERS = ("cutting-plane", "bcfw")
+NAMED_INITS = ("center", "top-left", "random")
+#: Random-walk proposals per example and iteration when walk_steps="auto".
+AUTO_STEPS_PER_EXAMPLE = 10
+
+
+def named_latent_init(model: LatentModel, data: Any, init: str,
+                      rng: np.random.Generator) -> np.ndarray:
+    """Latent values "center" / "top-left" (nearest candidate to (0.5, 0.5) / (0, 0)) or "random"."""
+    nl = np.asarray(model.n_latent(data))
+    n = nl.shape[0]
+    if init == "random":
+        return np.floor(rng.random(n) * nl).astype(np.int32)
+    pos = model.latent_positions(data)
+    if pos is None:
+        raise ValueError(f"latent_init={init!r} needs a model that knows the positions of its "
+                         "latent values (e.g. LatentMulticlassModel(positions=...)); pass an "
+                         "array of latent values or 'random'.")
+    target = np.array([0.5, 0.5]) if init == "center" else np.array([0.0, 0.0])
+    dist = ((np.asarray(pos, dtype=np.float64) - target) ** 2).sum(axis=1)
+    z = np.empty(n, dtype=np.int32)
+    for L in np.unique(nl):
+        z[nl == L] = int(np.argmin(dist[:L]))
+    return z
+
+
+class LatentSSVM(BaseEstimator):
+    """Latent structural SVM (Yu & Joachims 2009) trained by CCP or by G-MM.
+
+    Minimises the LS-SVM objective (paper eq. 8)::
+
+        F(w) = lam/2 ||w||^2 + 1/n sum_i [max_{y,z} (w.phi(x_i,y,z) + Delta(y,y_i))
+                                         - max_z w.phi(x_i,y_i,z)]
+
+    by bounds that fix the latent values z_i in the last term (section 4.2).
+    "ccp" picks the bound that touches F (latent completion, CCCP); the G-MM
+    methods pick any bound whose value at the previous solution is at most
+    v = eta F + (1 - eta) b of the previous iteration: at random
+    ("gmm-random") or maximising a bias ("gmm-biased"; multi-fold MIL by
+    default, section 4.3). Each bound is minimised by the warm-started 1-slack
+    cutting-plane method.
+
+    Parameters
+    ----------
+    model : LatentModel
+        e.g. :class:`LatentMulticlassModel`.
+    lam : float > 0, default=0.01
+        lambda of the objective.
+    method : {"ccp", "gmm-random", "gmm-biased"}, default="ccp"
+    eta : float in (0, 1], default=0.1
+        Progress coefficient of G-MM (ignored by "ccp"; eta = 1 gives CCP).
+    bias : "multifold", MultifoldBias or callable, default="multifold"
+        Bias of "gmm-biased". "multifold" is ``MultifoldBias(n_folds)``; pass a
+        MultifoldBias to set its solver tolerance. A callable ``bias(family, w_prev, z_prev)`` returns
+        an (n, max_latent) table of gains g_i(z); the valid bound maximising
+        sum_i g_i(z_i) is chosen (Lagrangian relaxation of the budget).
+    n_folds : int, default=10
+        Folds K of the multi-fold bias.
+    random_bounds : {"walk", "subset"}, default="walk"
+        Random bounds of "gmm-random": the uniform random walk over valid
+        latent configurations, or the paper's experimental scheme (CCP values
+        for a random subset S_t, grown until the bound is valid).
+    walk_steps : int or "auto", default="auto"
+        Random-walk proposals per iteration; "auto" is 10 per example.
+    tol : float >= 0, default=1e-3
+        Stop when the gap d_t = b_t(w_t) - F(w_t) is at most tol * F(w_0).
+    max_iter : int, default=100
+        G-MM (or CCP) iterations.
+    solver : {"cutting-plane", "bcfw"}, default="cutting-plane"
+        Bound minimiser: the 1-slack cutting plane (Joachims et al. 2009) or
+        block-coordinate Frank-Wolfe (Lacoste-Julien et al. 2013); both
+        warm-started across iterations, both stopped by a certified duality gap.
+    cp_tol : float > 0, default=1e-4
+        Duality-gap tolerance of each bound minimisation, relative to F(w_0).
+    cp_max_iter : int, default=500
+        Cutting planes (or BCFW epochs) per bound minimisation.
+    random_state : None, int or numpy Generator
+    verbose : int, default=0
+        Show a progress bar.
+
+    Attributes
+    ----------
+    coef_ : ndarray (size_joint_feature,)
+        w. For LatentMulticlassModel, w.reshape(n_classes, d)[y] scores class y.
+    latent_ : ndarray of int32 (n,)
+        The latent values of the last bound (the imputed z that coef_ was trained with).
+    latent_init_ : ndarray of int32 (n,)
+    objective_ : float
+        F(coef_).
+    n_iter_ : int
+    history_ : gmmfast.core.History
+        Bound values, thresholds, gaps per iteration (``invariant_violations()``).
+    solve_info_ : list of SolveInfo
+        Bound-solver statistics per iteration (iterations, certified gap, primal, dual).
+    n_kept_previous_ : int
+        Iterations where the solver's answer had a larger bound value than w_{t-1}
+        (the bound is solved to a tolerance), so w_{t-1} was kept: this keeps
+        b_t(w_t) <= b_t(w_{t-1}) exactly.
+    converged_ : bool
+        Whether the gap reached tol before max_iter.
+    bias_ : MultifoldBias or callable or None
+        The bias used by "gmm-biased" (a MultifoldBias keeps its folds and fold statistics).
+    """
+
+    def __init__(self, model: LatentModel, *, lam: float = 0.01, method: str = "ccp",
+                 eta: float = 0.1, bias: Union[str, Callable] = "multifold", n_folds: int = 10,
+                 random_bounds: str = "walk", walk_steps: Union[int, str] = "auto",
+                 tol: float = 1e-3, max_iter: int = 100, solver: str = "cutting-plane",
+                 cp_tol: float = 1e-4, cp_max_iter: int = 500, random_state: Any = None,
+                 verbose: int = 0):
+        self.model = model
+        self.lam = lam
+        self.method = method
+        self.eta = eta
+        self.bias = bias
+        self.n_folds = n_folds
+        self.random_bounds = random_bounds
+        self.walk_steps = walk_steps
+        self.tol = tol
+        self.max_iter = max_iter
+        self.solver = solver
+        self.cp_tol = cp_tol
+        self.cp_max_iter = cp_max_iter
+        self.random_state = random_state
+        self.verbose = verbose
+
+    # -- validation -------------------------------------------------------------
+    def _check_params(self, n: int) -> dict:
+        if not isinstance(self.model, LatentModel):
+            raise ValueError(f"model must be a gmmfast.lssvm.LatentModel, got {self.model!r}.")
+        lam = self.lam
+        if isinstance(lam, bool) or not isinstance(lam, numbers.Real) or not (
+                0 < lam < np.inf):
+            raise ValueError(f"lam must be a finite real number > 0, got {lam!r}.")
+        if self.method not in METHODS:
+            raise ValueError(f"method must be one of {METHODS}, got {self.method!r}.")
+        if self.solver not in SOLVERS:
+            raise ValueError(f"solver must be one of {SOLVERS}, got {self.solver!r}.")
+        if self.random_bounds not in RANDOM_BOUNDS:
+            raise ValueError(f"random_bounds must be one of {RANDOM_BOUNDS}, "
+                             f"got {self.random_bounds!r}.")
+        bias = self.bias
+        if not (bias == "multifold" if isinstance(bias, str) else callable(bias)):
+            raise ValueError(f"bias must be 'multifold', a MultifoldBias or a callable "
+                             f"bias(family, w_prev, z_prev) -> gain table, got {bias!r}.")
+        if isinstance(self.walk_steps, str):
+            if self.walk_steps != "auto":
+                raise ValueError(f"walk_steps must be 'auto' or an integer >= 0, "
+                                 f"got {self.walk_steps!r}.")
+            walk_steps = AUTO_STEPS_PER_EXAMPLE * n
+        else:
+            walk_steps = check_int(self.walk_steps, "walk_steps", 0)
+        cp_tol = self.cp_tol
+        if isinstance(cp_tol, bool) or not isinstance(cp_tol, numbers.Real) or not cp_tol > 0:
+            raise ValueError(f"cp_tol must be a real number > 0, got {cp_tol!r}.")
+        return dict(lam=float(lam), eta=check_eta(self.eta), tol=check_tol(self.tol),
+                    max_iter=check_max_iter(self.max_iter), walk_steps=walk_steps,
+                    n_folds=check_int(self.n_folds, "n_folds", 2),
+                    cp_tol=float(cp_tol), cp_max_iter=check_int(self.cp_max_iter,
+                                                                "cp_max_iter", 1),
+                    verbose=check_int(self.verbose, "verbose", 0))
+
+    def _check_y(self, y: Any, n: int) -> np.ndarray:
+        arr = np.asarray(y)
+        if arr.shape != (n,):
+            raise ValueError(f"y must have shape ({n},) (one label per example), got {arr.shape}.")
+        if arr.dtype.kind == "f" and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr)):
+            arr = arr.astype(np.int64)
+        if arr.dtype.kind not in "iu":
+            raise ValueError(f"y must contain integer labels in [0, {self.model.n_classes - 1}], "
+                             f"got dtype {arr.dtype}.")
+        C = self.model.n_classes
+        if arr.size and (arr.min() < 0 or arr.max() >= C):
+            raise ValueError(f"y must contain labels in [0, {C - 1}] (n_classes={C}); found "
+                             f"{arr.min()}..{arr.max()}.")
+        return np.ascontiguousarray(arr, dtype=np.int32)
+
+    def _latent_init(self, data: Any, latent_init: Any, rng: np.random.Generator) -> np.ndarray:
+        model = self.model
+        nl = np.asarray(model.n_latent(data))
+        n = nl.shape[0]
+        if latent_init is None:
+            latent_init = "center" if model.latent_positions(data) is not None else "random"
+        if isinstance(latent_init, str):
+            if latent_init not in NAMED_INITS:
+                raise ValueError(f"latent_init must be one of {NAMED_INITS} or an array of "
+                                 f"{n} latent values, got {latent_init!r}.")
+            return named_latent_init(model, data, latent_init, rng)
+        z = np.asarray(latent_init)
+        if z.shape != (n,) or z.dtype.kind not in "iu":
+            raise ValueError(f"latent_init must be one of {NAMED_INITS} or {n} integer latent "
+                             f"values, got dtype {z.dtype} and shape {z.shape}.")
+        bad = np.flatnonzero((z < 0) | (z >= nl))
+        if bad.size:
+            raise ValueError(f"latent_init[{bad[0]}] = {z[bad[0]]} is out of range: example "
+                             f"{bad[0]} has latent values 0..{nl[bad[0]] - 1}.")
+        return np.ascontiguousarray(z, dtype=np.int32)
+
+    # -- fitting ------------------------------------------------------------------
+    def fit(self, X: Any, y: Any, latent_init: Any = None) -> "LatentSSVM":
+        """Train on examples X with labels y.
+
+        Parameters
+        ----------
+        X : the model's input (LatentMulticlassModel: (n, L, d) array or list of (L_i, d) arrays)
+        y : array of int, shape (n,), labels in [0, n_classes)
+        latent_init : "center", "top-left", "random" or array of int (n,), optional
+            The first bound's latent values. Default: "center" when the model
+            knows its candidates' positions, else "random".
+
+        Returns
+        -------
+        self
+        """
+        model = self.model
+        if not isinstance(model, LatentModel):
+            raise ValueError(f"model must be a gmmfast.lssvm.LatentModel, got {model!r}.")
+        data = model.prepare(X)
+        n = model.n_samples(data)
+        p = self._check_params(n)
+        y = self._check_y(y, n)
+        rng = check_random_state(self.random_state)
+        z0 = self._latent_init(data, latent_init, rng)
+        Lm = np.asarray(model.loss_matrix(), dtype=np.float64)
+        f0 = float(np.mean(Lm[y].max(axis=1)))     # F(0) = mean_i max_y Delta(y_i, y)
+        if not f0 > 0:
+            raise ValueError("F(0) = mean_i max_y Delta(y_i, y) is 0: the loss never "
+                             "penalises any label, there is nothing to learn.")
+        with threadpool_limits(limits=1, user_api="blas"):
+            family = LSSVMBounds(model, data, y, p["lam"], z0, cp_tol=p["cp_tol"] * f0,
+                                 cp_max_iter=p["cp_max_iter"], random_bounds=self.random_bounds,
+                                 walk_steps=p["walk_steps"], solver=self.solver,
+                                 seed=int(rng.integers(2**63)))
+            if family.bound_value(z0, family.w0) != family.objective(family.w0):
+                raise ValueError("the latent initialisation does not touch F at w = 0; the "
+                                 "model's scores at w = 0 must all be 0.")
+            method, eta = self.method, p["eta"]
+            if method == "ccp":
+                selection, eta = "mm", 1.0
+            elif method == "gmm-random":
+                selection = "random"
+            else:
+                bias = self.bias
+                if isinstance(bias, str):
+                    bias = MultifoldBias(p["n_folds"])
+                elif isinstance(bias, MultifoldBias):   # a fresh one: fit never mutates params
+                    bias = MultifoldBias(bias.n_folds, tol=bias.tol, max_iter=bias.max_iter)
+                if isinstance(bias, MultifoldBias):
+                    bias.setup(family, rng)
+                selection = bias
+            res = self._run(family, p, eta, selection, rng)
+        self.coef_ = res.w
+        self.latent_ = family.z_prev if family.z_prev is not None else z0
+        self.latent_init_ = z0
+        self.objective_ = float(res.objective)
+        self.n_iter_ = res.n_iter
+        self.converged_ = res.converged
+        self.history_ = res.history
+        self.solve_info_ = family.solve_info
+        self.bias_ = selection if not isinstance(selection, str) else None
+        if isinstance(self.bias_, MultifoldBias):
+            self.bias_.release()         # keep its folds and statistics, not the data
+        self.n_kept_previous_ = family.kept_previous
+        self._fitted = True
+        return self
+
+    def _run(self, family, p, eta, selection, rng):
+        callback, bar = None, None
+        if p["verbose"]:
+            from tqdm.auto import tqdm
+            bar = tqdm(total=p["max_iter"], desc=f"LatentSSVM {self.method}", leave=False)
+
+            def callback(t, history):
+                bar.update(1)
+                bar.set_postfix(objective=f"{history.objective[-1]:.5g}",
+                                gap=f"{history.gap[-1]:.3g}")
+        try:
+            return generalized_mm(family, family.w0, eta=eta, tol=p["tol"],
+                                  max_iter=p["max_iter"], selection=selection,
+                                  random_state=rng, callback=callback)
+        finally:
+            if bar is not None:
+                bar.close()
+
+    # -- prediction ---------------------------------------------------------------
+    def _prepare_test(self, X: Any) -> Any:
+        self._check_is_fitted()
+        data = self.model.prepare(X)
+        self.model.check_size(data, self.coef_.shape[0])
+        return data
+
+    def predict(self, X: Any, return_latent: bool = False):
+        """argmax_y max_z w.phi(x, y, z) for each example (and the maximising z if asked)."""
+        data = self._prepare_test(X)
+        n = self.model.n_samples(data)
+        y0 = np.zeros(n, dtype=np.int32)
+        with threadpool_limits(limits=1, user_api="blas"):
+            aug = self.model.loss_augmented(data, y0, self.coef_, np.arange(n, dtype=np.int64),
+                                            augment=False)
+        return (aug.y_hat, aug.z_hat) if return_latent else aug.y_hat
+
+    def score(self, X: Any, y: Any) -> float:
+        """Classification accuracy on (X, y)."""
+        data = self._prepare_test(X)
+        y = self._check_y(y, self.model.n_samples(data))
+        return float(np.mean(self.predict(data) == y))
+
+    def objective(self, X: Any, y: Any) -> float:
+        """F(coef_) on (X, y) with this estimator's lam."""
+        data = self._prepare_test(X)
+        y = self._check_y(y, self.model.n_samples(data))
+        fam = LSSVMBounds(self.model, data, y, float(self.lam),
+                          np.zeros(self.model.n_samples(data), dtype=np.int32), cp_tol=1.0,
+                          cp_max_iter=1)
+        return fam.objective(np.asarray(self.coef_, dtype=np.float64))

@@ -1,0 +1,402 @@
+"""Models for latent structural SVMs: feature map, inference and loss (separate from the learner).
+
+A model defines the joint feature map ``phi(x, y, z)`` of an example ``x``,
+a label ``y`` in ``0..n_classes-1`` and a latent value ``z`` in
+``0..n_latent_i-1``, the label loss ``Delta(y_true, y)``, and (in batch form)
+the three problems a learner needs:
+
+- loss-augmented inference  ``argmax_{y, z} w.phi(x_i, y, z) + Delta(y_i, y)``
+- inference                 ``argmax_{y, z} w.phi(x_i, y, z)``
+- latent completion         ``argmax_z w.phi(x_i, y_i, z)`` (from the table of
+  latent scores ``s_i(z) = w.phi(x_i, y_i, z)``)
+
+:class:`LatentModel` implements all batch methods by enumeration from
+``joint_feature``, so a model written in plain Python only defines
+``n_classes``, ``prepare``/``n_latent`` (if its data are not a sequence of
+examples), ``size_joint_feature`` and ``joint_feature``; it is slow but
+exact. :class:`LatentMulticlassModel` (the paper's latent-location model)
+runs the same methods in Cython. Ties are broken the same way everywhere:
+the first maximum in the order z, then y.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional, Sequence, Tuple
+
+import numpy as np
+
+from .._kernels import _lssvm as K
+from .._kernels._kmeans import openmp_max_threads
+
+__all__ = ["LatentModel", "LatentMulticlassModel", "Augmented", "Candidates"]
+
+#: Multiply-adds per extra OpenMP thread: below this a pass runs on fewer threads (the
+#: start-up of a parallel region costs more than it saves; results do not depend on it).
+WORK_PER_THREAD = 1 << 21
+
+
+#: Scores per example (L x n_classes) from which BLAS gemm computes them (bench/lssvm_inference.py).
+GEMM_MIN_SCORES = 16
+
+
+def _threads(work: int) -> int:
+    return int(max(1, min(openmp_max_threads(), work // WORK_PER_THREAD)))
+
+
+@dataclass
+class Augmented:
+    """Loss-augmented inference for the examples ``idx`` at ``w``.
+
+    Attributes
+    ----------
+    H : ndarray (m,)
+        max_{y, z} w.phi(x_i, y, z) + Delta(y_i, y).
+    y_hat, z_hat : ndarray of int32 (m,)
+        The maximisers.
+    table : ndarray (m, max_latent) or None
+        s_i(z) = w.phi(x_i, y_i, z) (the latent scores of the true label), -inf
+        beyond the example's latent values.
+    phi_sum : ndarray (size_joint_feature,) or None
+        sum_i phi(x_i, y_hat_i, z_hat_i).
+    loss_sum : float
+        sum_i Delta(y_i, y_hat_i).
+    """
+
+    H: np.ndarray
+    y_hat: np.ndarray
+    z_hat: np.ndarray
+    table: Optional[np.ndarray]
+    phi_sum: Optional[np.ndarray]
+    loss_sum: float
+
+
+class LatentModel:
+    """Base model: every batch method by enumeration over (y, z) from ``joint_feature``.
+
+    Subclasses define ``n_classes``, ``size_joint_feature(data)`` and
+    ``joint_feature(x, y, z)``, and ``n_latent(data)`` (latent values per
+    example). ``prepare(X)`` turns user input into the model's data (default:
+    a list of the examples); ``example(data, i)`` returns one example.
+    ``latent_positions`` may return (n_latent_max, 2) relative image
+    coordinates (row, column in [0, 1]) of the latent values, which enables
+    the named initialisations "center" and "top-left".
+    """
+
+    n_classes: int = 2
+
+    # -- data ------------------------------------------------------------------
+    def prepare(self, X: Any) -> Any:
+        """Validate ``X`` and return the model's data for it."""
+        data = list(X)
+        if not data:
+            raise ValueError("X is empty: at least one example is required.")
+        return data
+
+    def n_samples(self, data: Any) -> int:
+        return len(data)
+
+    def example(self, data: Any, i: int) -> Any:
+        return data[i]
+
+    def n_latent(self, data: Any) -> np.ndarray:
+        """Number of latent values of each example, int32 of shape (n,)."""
+        raise NotImplementedError
+
+    def latent_positions(self, data: Any) -> Optional[np.ndarray]:
+        """(n_latent_max, 2) relative (row, column) of each latent value, or None."""
+        return None
+
+    # -- the model ---------------------------------------------------------------
+    def size_joint_feature(self, data: Any) -> int:
+        raise NotImplementedError
+
+    def check_size(self, data: Any, size: int) -> None:
+        """Raise a ValueError if ``data`` does not fit a w of ``size`` entries."""
+        if self.size_joint_feature(data) != size:
+            raise ValueError(f"X gives joint features of size {self.size_joint_feature(data)}, "
+                             f"but the model was trained with {size}.")
+
+    def joint_feature(self, x: Any, y: int, z: int) -> np.ndarray:
+        raise NotImplementedError
+
+    def loss(self, y_true: int, y: int) -> float:
+        """Delta(y_true, y); 0-1 by default."""
+        return 0.0 if int(y_true) == int(y) else 1.0
+
+    def loss_matrix(self) -> np.ndarray:
+        """Delta as an (n_classes, n_classes) array, [y_true, y]."""
+        C = self.n_classes
+        return np.array([[self.loss(a, b) for b in range(C)] for a in range(C)], dtype=np.float64)
+
+    # -- batch problems (the learner calls only these) -----------------------------
+    def loss_augmented(self, data: Any, y: np.ndarray, w: np.ndarray, idx: np.ndarray, *,
+                       table: bool = False, phi: bool = False, augment: bool = True
+                       ) -> Augmented:
+        """Loss-augmented inference (plain inference with ``augment=False``) for examples ``idx``."""
+        nl = self.n_latent(data)
+        m = idx.shape[0]
+        width = int(nl.max())
+        H = np.empty(m)
+        y_hat = np.empty(m, dtype=np.int32)
+        z_hat = np.empty(m, dtype=np.int32)
+        tab = np.full((m, width), -np.inf) if table else None
+        phi_sum = np.zeros(self.size_joint_feature(data)) if phi else None
+        loss_sum = 0.0
+        C = self.n_classes
+        for r, i in enumerate(idx):
+            x = self.example(data, int(i))
+            yi = int(y[i])
+            best, by, bz = -np.inf, 0, 0
+            for z in range(int(nl[i])):
+                for c in range(C):
+                    s = float(np.dot(w, self.joint_feature(x, c, z)))
+                    if table and c == yi:
+                        tab[r, z] = s
+                    v = s + (self.loss(yi, c) if augment else 0.0)
+                    if v > best:
+                        best, by, bz = v, c, z
+            H[r], y_hat[r], z_hat[r] = best, by, bz
+            if phi:
+                phi_sum += self.joint_feature(x, by, bz)
+                loss_sum += self.loss(yi, by)
+        return Augmented(H, y_hat, z_hat, tab, phi_sum, loss_sum)
+
+    def latent_table(self, data: Any, y: np.ndarray, w: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        """s_i(z) = w.phi(x_i, y_i, z) for i in ``idx``: shape (m, max_latent), -inf padded."""
+        nl = self.n_latent(data)
+        tab = np.full((idx.shape[0], int(nl.max())), -np.inf)
+        for r, i in enumerate(idx):
+            x = self.example(data, int(i))
+            for z in range(int(nl[i])):
+                tab[r, z] = float(np.dot(w, self.joint_feature(x, int(y[i]), z)))
+        return tab
+
+    def phi_sum(self, data: Any, y: np.ndarray, z: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        """sum_r phi(x_i, y_i, z[r]) over i = idx[r]."""
+        out = np.zeros(self.size_joint_feature(data))
+        for r, i in enumerate(idx):
+            out += self.joint_feature(self.example(data, int(i)), int(y[i]), int(z[r]))
+        return out
+
+    def joint_features(self, data: Any, y: np.ndarray, z: np.ndarray,
+                       idx: np.ndarray) -> np.ndarray:
+        """phi(x_i, y_i, z[r]) for i = idx[r], as rows of an (m, size_joint_feature) array."""
+        return np.array([self.joint_feature(self.example(data, int(i)), int(y[i]), int(z[r]))
+                         for r, i in enumerate(idx)], dtype=np.float64).reshape(
+            idx.shape[0], self.size_joint_feature(data))
+
+    def bcfw_epoch(self, data: Any, y: np.ndarray, idx: np.ndarray, order: np.ndarray,
+                   w: np.ndarray, P: np.ndarray, ell: np.ndarray, lam: float) -> float:
+        """One block-coordinate Frank-Wolfe pass (see :class:`gmmfast.lssvm.BCFW`), in place.
+
+        ``w`` (updated as the pass goes), ``P`` (m, size_joint_feature), ``ell`` (m,).
+        Returns the sum of the block gaps met.
+        """
+        m = idx.shape[0]
+        gaps = 0.0
+        for r in order:
+            i = int(idx[r])
+            a = self.loss_augmented(data, y, w, idx[r:r + 1])
+            yh, zh = int(a.y_hat[0]), int(a.z_hat[0])
+            phi_hat = self.joint_feature(self.example(data, i), yh, zh)
+            lhat = self.loss(int(y[i]), yh) / m
+            diff = phi_hat - P[r]
+            num = float(diff @ w) / m - ell[r] + lhat
+            den = float(diff @ diff) / (lam * m * m)
+            gaps += max(num, 0.0)
+            if den <= 0 or num <= 0:
+                continue
+            gamma = min(num / den, 1.0)
+            w -= gamma * diff / (lam * m)
+            P[r] += gamma * diff
+            ell[r] = (1 - gamma) * ell[r] + gamma * lhat
+        return gaps
+
+
+@dataclass
+class Candidates:
+    """Data of :class:`LatentMulticlassModel`: X (n, L, d) padded, and each example's L_i."""
+
+    X: np.ndarray
+    n_options: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.X.shape[0])
+
+
+class LatentMulticlassModel(LatentModel):
+    """Multiclass classification with a latent choice among candidate feature vectors.
+
+    Each example is an array of L candidate feature vectors (e.g. the windows
+    of an image): X has shape (n, L, d), or is a list of (L_i, d) arrays.
+    ``phi(x, y, z)`` puts ``x[z]`` in the y-th of ``n_classes`` blocks, so
+    ``w = (w_1, .., w_C)`` scores ``w_y . x[z]`` (paper section 5.2). With
+    L = 1 the LS-SVM objective is the Crammer-Singer multiclass SVM.
+
+    Parameters
+    ----------
+    n_classes : int >= 2
+    loss : array of shape (n_classes, n_classes), optional
+        Delta[y_true, y] (non-negative, zero diagonal); 0-1 loss by default.
+    positions : array of shape (L, 2), optional
+        Relative (row, column) in [0, 1] of each candidate, which enables the
+        initialisations "center" and "top-left".
+    """
+
+    def __init__(self, n_classes: int, *, loss: Optional[Any] = None,
+                 positions: Optional[Any] = None):
+        from .._validation import check_int
+        self.n_classes = check_int(n_classes, "n_classes", 2)
+        C = self.n_classes
+        if loss is None:
+            Lm = 1.0 - np.eye(C)
+        else:
+            Lm = np.array(loss, dtype=np.float64)
+            if Lm.shape != (C, C) or not np.isfinite(Lm).all() or (Lm < 0).any() \
+                    or (np.diag(Lm) != 0).any():
+                raise ValueError(f"loss must be a finite non-negative ({C}, {C}) array with a "
+                                 "zero diagonal.")
+        self._loss = np.ascontiguousarray(Lm)
+        if positions is not None:
+            positions = np.array(positions, dtype=np.float64)
+            if positions.ndim != 2 or positions.shape[1] != 2 or not np.isfinite(positions).all():
+                raise ValueError(f"positions must be an (L, 2) array of finite (row, column) "
+                                 f"coordinates, got shape {positions.shape}.")
+        self.positions = positions
+
+    def __repr__(self) -> str:
+        return f"LatentMulticlassModel(n_classes={self.n_classes})"
+
+    # -- data ------------------------------------------------------------------
+    def prepare(self, X: Any) -> Candidates:
+        """Validate X: an (n, L, d) array or a list of (L_i, d) arrays (padded to max L_i)."""
+        if isinstance(X, Candidates):
+            return X
+        if isinstance(X, np.ndarray) and X.dtype != object:
+            arr = X
+            if arr.ndim != 3:
+                raise ValueError(f"X must be an (n, L, d) array or a list of (L_i, d) arrays, "
+                                 f"got an array of shape {arr.shape}.")
+            if arr.dtype.kind not in "fiub":
+                raise ValueError(f"X must contain numbers, got dtype {arr.dtype}.")
+            if arr.dtype not in (np.float32, np.float64):
+                arr = arr.astype(np.float64)
+            n, L, d = arr.shape
+            if n == 0 or L == 0 or d == 0:
+                raise ValueError(f"X must be non-empty in every dimension, got shape {arr.shape}.")
+            n_options = np.full(n, L, dtype=np.int32)
+        else:
+            items = [np.asarray(a) for a in X]
+            if not items:
+                raise ValueError("X is empty: at least one example is required.")
+            for i, a in enumerate(items):
+                if a.ndim != 2 or a.shape[0] == 0 or a.dtype.kind not in "fiub":
+                    raise ValueError(f"X[{i}] must be a non-empty (L_i, d) array of numbers, got "
+                                     f"shape {a.shape} and dtype {a.dtype}.")
+            d = items[0].shape[1]
+            bad = [i for i, a in enumerate(items) if a.shape[1] != d]
+            if bad:
+                raise ValueError(f"every X[i] must have the same number of features d = {d}; "
+                                 f"X[{bad[0]}] has {items[bad[0]].shape[1]}.")
+            dtype = (np.float32 if all(a.dtype == np.float32 for a in items) else np.float64)
+            n_options = np.array([a.shape[0] for a in items], dtype=np.int32)
+            arr = np.zeros((len(items), int(n_options.max()), d), dtype=dtype)
+            for i, a in enumerate(items):
+                arr[i, : a.shape[0]] = a
+        if not np.isfinite(arr).all():
+            raise ValueError("X contains NaN or infinity; all values must be finite.")
+        if self.positions is not None and arr.shape[1] > self.positions.shape[0]:
+            raise ValueError(f"X has {arr.shape[1]} candidates per example but positions has "
+                             f"{self.positions.shape[0]} rows.")
+        return Candidates(np.ascontiguousarray(arr), n_options)
+
+    def n_samples(self, data: Candidates) -> int:
+        return int(data.X.shape[0])
+
+    def example(self, data: Candidates, i: int) -> np.ndarray:
+        return data.X[i, : data.n_options[i]]
+
+    def n_latent(self, data: Candidates) -> np.ndarray:
+        return data.n_options
+
+    def latent_positions(self, data: Candidates) -> Optional[np.ndarray]:
+        return None if self.positions is None else self.positions[: data.X.shape[1]]
+
+    # -- the model ---------------------------------------------------------------
+    def size_joint_feature(self, data: Candidates) -> int:
+        return self.n_classes * int(data.X.shape[2])
+
+    def check_size(self, data: Candidates, size: int) -> None:
+        d = data.X.shape[2]
+        if self.n_classes * d != size:
+            raise ValueError(f"X has {d} features per candidate, but the model was trained "
+                             f"with {size // self.n_classes}.")
+
+    def joint_feature(self, x: np.ndarray, y: int, z: int) -> np.ndarray:
+        d = x.shape[1]
+        out = np.zeros(self.n_classes * d)
+        out[y * d:(y + 1) * d] = x[z]
+        return out
+
+    def loss(self, y_true: int, y: int) -> float:
+        return float(self._loss[int(y_true), int(y)])
+
+    def loss_matrix(self) -> np.ndarray:
+        return self._loss
+
+    def _W(self, data: Candidates, w: np.ndarray) -> np.ndarray:
+        return np.ascontiguousarray(w, dtype=np.float64).reshape(self.n_classes, data.X.shape[2])
+
+    def loss_augmented(self, data: Candidates, y: np.ndarray, w: np.ndarray, idx: np.ndarray, *,
+                       table: bool = False, phi: bool = False, augment: bool = True
+                       ) -> Augmented:
+        X = data.X
+        m, (n, L, d), C = idx.shape[0], X.shape, self.n_classes
+        WT = np.ascontiguousarray(self._W(data, w).T)
+        H = np.empty(m)
+        y_hat = np.empty(m, dtype=np.int32)
+        z_hat = np.empty(m, dtype=np.int32)
+        tab = np.empty((m, L)) if table else np.empty((0, 0))
+        n_chunks = -(-m // K.CHUNK)
+        slots = np.empty((n_chunks, C, d)) if phi else np.empty((0, 0, 0))
+        loss_slots = np.empty(n_chunks if phi else 0)
+        Lm = self._loss if augment else np.zeros((C, C))
+        K.augmented_pass(X, data.n_options, y, idx, WT, Lm, H, y_hat, z_hat, tab, slots,
+                         loss_slots, L * C >= GEMM_MIN_SCORES, _threads(m * L * d * C))
+        phi_sum = slots.sum(axis=0).reshape(-1) if phi else None
+        if phi and not augment:    # Delta of the predictions (the kernel added zeros)
+            loss_sum = float(self._loss[y[idx], y_hat].sum())
+        else:
+            loss_sum = float(loss_slots.sum()) if phi else 0.0
+        return Augmented(H, y_hat, z_hat, tab if table else None, phi_sum, loss_sum)
+
+    def latent_table(self, data: Candidates, y: np.ndarray, w: np.ndarray,
+                     idx: np.ndarray) -> np.ndarray:
+        tab = np.empty((idx.shape[0], data.X.shape[1]))
+        K.latent_table(data.X, data.n_options, y, idx, self._W(data, w), tab,
+                       _threads(tab.size * data.X.shape[2]))
+        return tab
+
+    def joint_features(self, data: Candidates, y: np.ndarray, z: np.ndarray,
+                       idx: np.ndarray) -> np.ndarray:
+        m, d = idx.shape[0], data.X.shape[2]
+        out = np.zeros((m, self.n_classes, d))
+        out[np.arange(m), y[idx]] = data.X[idx, np.asarray(z)]
+        return out.reshape(m, -1)
+
+    def bcfw_epoch(self, data: Candidates, y: np.ndarray, idx: np.ndarray, order: np.ndarray,
+                   w: np.ndarray, P: np.ndarray, ell: np.ndarray, lam: float) -> float:
+        X = data.X
+        C, d = self.n_classes, X.shape[2]
+        W = w.reshape(C, d)
+        return K.bcfw_epoch(X, data.n_options, y, idx, order, self._loss, W,
+                            P.reshape(P.shape[0], C, d), ell, float(lam),
+                            X.shape[1] * C >= GEMM_MIN_SCORES)
+
+    def phi_sum(self, data: Candidates, y: np.ndarray, z: np.ndarray,
+                idx: np.ndarray) -> np.ndarray:
+        X = data.X
+        slots = np.empty((-(-idx.shape[0] // K.CHUNK), self.n_classes, X.shape[2]))
+        K.phi_accumulate(X, y, np.ascontiguousarray(z, dtype=np.int32), idx, slots,
+                         _threads(idx.shape[0] * X.shape[2] * 16))
+        return slots.sum(axis=0).reshape(-1)

@@ -1,0 +1,209 @@
+"""The paper's LS-SVM experiment (section 5.2, Table 2, Figure 4) on cluttered digits.
+
+Shared by ``bench/lssvm_*.py`` and the ``gmmfast lssvm-compare`` command:
+5-fold cross-validation folds, the oracle check (true latent values held
+fixed), one cross-validated run of a method from an initialisation, the
+Table 2 summary and the Figure 4 picture.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Sequence
+
+import numpy as np
+
+from ._learner import LatentSSVM
+from ._models import LatentMulticlassModel
+
+__all__ = ["cv_folds", "FoldResult", "oracle_fold", "first_bound", "run_fold", "summarize",
+           "plot_latent_changes", "DIGITS_DEFAULTS", "LAM", "METHOD_NAMES"]
+
+#: Generator parameters and lambda of the experiment, fixed by bench/lssvm_oracle.py
+#: (bench/results/lssvm_oracle.md) before any method was compared; the generator's defaults.
+DIGITS_DEFAULTS: Dict[str, Any] = dict(grid=9, stride=1, scale=2, spread=1.0, n_distractors=4,
+                                      distractor_size=3, distractor_intensity=0.75, noise=0.1)
+LAM = 0.01
+METHOD_NAMES = {"ccp": "CCP", "gmm-random": "G-MM random", "gmm-biased": "G-MM biased"}
+
+
+def cv_folds(n: int, n_folds: int = 5, seed: int = 0) -> List[np.ndarray]:
+    """Test indices of each fold: a fixed random partition of range(n)."""
+    perm = np.random.default_rng(seed).permutation(n)
+    return [np.sort(perm[k::n_folds]) for k in range(n_folds)]
+
+
+def split(n: int, folds: List[np.ndarray], k: int):
+    test = folds[k]
+    train = np.setdiff1d(np.arange(n), test)
+    return train, test
+
+
+@dataclass
+class FoldResult:
+    """One training run on one cross-validation fold."""
+
+    method: str
+    init: str
+    fold: int
+    objective: float           # F(w) on the training set
+    test_error: float          # classification error on the held-out fold
+    test_loc: float            # held-out images whose predicted window is the true one
+    train_loc: float           # training images whose imputed window is the true one
+    changed: float             # fraction of latent values changed by training
+    n_iter: int
+    seconds: float
+    cp_iters: int
+    invariant_violations: List[str] = field(default_factory=list)
+    latent_init: Optional[np.ndarray] = None
+    latent: Optional[np.ndarray] = None
+    train_index: Optional[np.ndarray] = None
+    history_objective: Optional[np.ndarray] = None
+
+
+def _model(D) -> LatentMulticlassModel:
+    return LatentMulticlassModel(len(D.classes), positions=D.positions)
+
+
+def oracle_fold(D, folds, k: int, lam: float, cp_tol: float = 1e-4) -> dict:
+    """Train on the true latent values (held fixed), test on the held-out fold."""
+    train, test = split(len(D.target), folds, k)
+    est = LatentSSVM(_model(D), lam=lam, method="ccp", max_iter=1, cp_tol=cp_tol)
+    est.fit(D.data[train], D.target[train], latent_init=D.latent[train])
+    y_hat, z_hat = est.predict(D.data[test], return_latent=True)
+    g = D.grid
+    dr = np.abs(z_hat // g - D.latent[test] // g)
+    dc = np.abs(z_hat % g - D.latent[test] % g)
+    return dict(error=float(np.mean(y_hat != D.target[test])),
+                loc=float(np.mean(z_hat == D.latent[test])),
+                loc1=float(np.mean(np.maximum(dr, dc) <= 1)),
+                objective=float(est.objective_))
+
+
+def first_bound(D, folds, k: int, lam: float, init: str, cp_tol: float = 1e-4) -> dict:
+    """Minimise the first bound (the initial latent values) only: common to every method."""
+    train, test = split(len(D.target), folds, k)
+    est = LatentSSVM(_model(D), lam=lam, method="ccp", max_iter=1, cp_tol=cp_tol,
+                     random_state=k)
+    est.fit(D.data[train], D.target[train], latent_init=init)
+    return dict(objective=float(est.objective_), bound=float(est.history_.bound[0]),
+                norm=float(np.linalg.norm(est.coef_)),
+                error=float(1.0 - est.score(D.data[test], D.target[test])))
+
+
+def run_fold(D, folds, k: int, method: str, init: str, *, lam: float, eta: float = 0.1,
+             n_folds_bias: int = 10, random_bounds: str = "walk", tol: float = 1e-3,
+             max_iter: int = 100, cp_tol: float = 1e-4, seed: int = 0,
+             keep_latent: bool = False) -> FoldResult:
+    """Train ``method`` from ``init`` on all folds but k; evaluate on fold k."""
+    train, test = split(len(D.target), folds, k)
+    est = LatentSSVM(_model(D), lam=lam, method=method, eta=eta, n_folds=n_folds_bias,
+                     random_bounds=random_bounds, tol=tol, max_iter=max_iter, cp_tol=cp_tol,
+                     random_state=np.random.default_rng([seed, k]))
+    t = time.perf_counter()
+    est.fit(D.data[train], D.target[train], latent_init=init)
+    seconds = time.perf_counter() - t
+    y_hat, z_hat = est.predict(D.data[test], return_latent=True)
+    return FoldResult(
+        method=method, init=init, fold=k, objective=float(est.objective_),
+        test_error=float(np.mean(y_hat != D.target[test])),
+        test_loc=float(np.mean(z_hat == D.latent[test])),
+        train_loc=float(np.mean(est.latent_ == D.latent[train])),
+        changed=float(np.mean(est.latent_ != est.latent_init_)), n_iter=est.n_iter_,
+        seconds=seconds, cp_iters=int(sum(s.n_iter for s in est.solve_info_)),
+        invariant_violations=est.history_.invariant_violations(),
+        latent_init=est.latent_init_.copy() if keep_latent else None,
+        latent=est.latent_.copy() if keep_latent else None,
+        train_index=train if keep_latent else None,
+        history_objective=est.history_.objective.copy())
+
+
+def summarize(results: Sequence[FoldResult], methods: Sequence[str], inits: Sequence[str]
+              ) -> List[list]:
+    """Rows of Table 2: method, then per init objective and test error (%) as mean +- std."""
+    rows = []
+    for m in methods:
+        row = [METHOD_NAMES.get(m, m)]
+        for init in inits:
+            rs = [r for r in results if r.method == m and r.init == init]
+            if not rs:
+                row += ["-", "-"]
+                continue
+            obj = np.array([r.objective for r in rs])
+            err = 100 * np.array([r.test_error for r in rs])
+            row += [f"{obj.mean():.3f} ± {obj.std():.3f}", f"{err.mean():.1f} ± {err.std():.1f}"]
+        rows.append(row)
+    return rows
+
+
+def plot_latent_changes(D, results: Sequence[FoldResult], methods: Sequence[str], init: str,
+                        path: str, labels: Optional[Dict[str, str]] = None) -> None:
+    """Figure 4: final latent windows, one colour per fold; below, their offsets from the truth.
+
+    Top row: each cross is a training image at its imputed window after
+    training, in relative image coordinates (jittered slightly so that crosses
+    at one window do not hide each other); the first panel shows the true
+    windows. The title gives the fraction of latent values changed by
+    training. Bottom row: counts of (row, column) offsets, in grid steps,
+    of the imputed window from the true one (the first panel: of the
+    initial windows), with the mean offset.
+    """
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    g = D.grid
+    ncol = len(methods) + 1
+    fig, axes = plt.subplots(2, ncol, figsize=(2.3 * ncol, 5.3), squeeze=False)
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    rng = np.random.default_rng(0)
+    name = lambda m: (labels or METHOD_NAMES).get(m, m)  # noqa: E731
+    for ax in axes[0]:
+        ax.set_xlim(-0.08, 1.08)
+        ax.set_ylim(1.08, -0.08)
+        ax.set_aspect("equal")
+        ax.tick_params(labelsize=6)
+    axes[0, 0].set_ylabel("row (relative)", fontsize=7)
+    axes[1, 0].set_ylabel("row offset (steps)", fontsize=7)
+
+    def scatter(ax, z, colour):
+        p = D.positions[z] + rng.uniform(-0.03, 0.03, size=(z.shape[0], 2))
+        ax.plot(p[:, 1], p[:, 0], ".", ms=2.5, alpha=0.5, color=colour)
+
+    def offsets(ax, pairs, title):
+        counts = np.zeros((2 * g - 1, 2 * g - 1))
+        mean = np.zeros(2)
+        total = 0
+        for z, truth in pairs:
+            dr = z // g - truth // g
+            dc = z % g - truth % g
+            np.add.at(counts, (dr + g - 1, dc + g - 1), 1)
+            mean += [dr.sum(), dc.sum()]
+            total += z.shape[0]
+        ext = (-(g - 1) - 0.5, g - 1 + 0.5, g - 1 + 0.5, -(g - 1) - 0.5)
+        ax.imshow(counts, cmap="Greys", extent=ext, interpolation="nearest")
+        ax.axhline(0, lw=0.4, color="tab:red")
+        ax.axvline(0, lw=0.4, color="tab:red")
+        mean /= max(total, 1)
+        ax.set_title(f"{title}\nmean offset ({mean[0]:+.1f}, {mean[1]:+.1f})", fontsize=7)
+        ax.tick_params(labelsize=6)
+        ax.set_xlabel("column offset", fontsize=7)
+
+    scatter(axes[0, 0], D.latent, "0.3")
+    axes[0, 0].set_title("true windows\n(all images)", fontsize=8)
+    init_pairs = []
+    for ax_top, ax_bot, m in zip(axes[0, 1:], axes[1, 1:], methods):
+        rs = sorted((r for r in results if r.method == m and r.init == init and
+                     r.latent is not None), key=lambda r: r.fold)
+        for r in rs:
+            scatter(ax_top, r.latent, colours[r.fold % len(colours)])
+        if rs and not init_pairs:
+            init_pairs = [(r.latent_init, D.latent[r.train_index]) for r in rs]
+        changed = np.mean([r.changed for r in rs]) if rs else float("nan")
+        ax_top.set_title(f"{name(m)}\n{100 * changed:.1f}% changed", fontsize=8)
+        offsets(ax_bot, [(r.latent, D.latent[r.train_index]) for r in rs], "after training")
+    offsets(axes[1, 0], init_pairs, "initial windows")
+    fig.suptitle(f"latent windows after training, init = {init} (top: one colour per fold; "
+                 "bottom: offset from the true window)", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=72)
+    plt.close(fig)

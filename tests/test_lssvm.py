@@ -1,0 +1,398 @@
+"""Latent structural SVMs: kernels against numpy, the Crammer-Singer check, G-MM invariants."""
+from __future__ import annotations
+
+import itertools
+import warnings
+
+import numpy as np
+import pytest
+from threadpoolctl import threadpool_limits
+
+from gmmfast.datasets import make_cluttered_digits
+from gmmfast.latent import table_value
+from gmmfast.lssvm import (LatentModel, LatentMulticlassModel, LatentSSVM, MultifoldBias,
+                           lagrangian_select, solve_simplex_qp, subset_select)
+from gmmfast.lssvm._bounds import budget_for
+
+
+# -- reference implementations ---------------------------------------------------------------
+def brute_augmented(X, n_options, y, W, loss, augment=True):
+    """Loss-augmented inference by numpy: the first max in the order (z, y)."""
+    n, L, d = X.shape
+    C = W.shape[0]
+    S = np.einsum("nld,cd->nlc", X.astype(np.float64), W)
+    V = S + (loss[y][:, None, :] if augment else 0.0)
+    V[np.arange(L)[None, :] >= n_options[:, None]] = -np.inf
+    flat = V.reshape(n, -1)
+    am = flat.argmax(axis=1)
+    table = S[np.arange(n), :, y].copy()
+    table[np.arange(L)[None, :] >= n_options[:, None]] = -np.inf
+    y_hat, z_hat = am % C, am // C
+    phi = np.zeros((C, d))
+    np.add.at(phi, y_hat, X[np.arange(n), z_hat].astype(np.float64))
+    return flat.max(axis=1), y_hat, z_hat, table, phi.reshape(-1), loss[y, y_hat].sum()
+
+
+def tiny_digits(n=72, seed=0, **kw):
+    params = dict(grid=3, stride=4, n_distractors=2)
+    params.update(kw)
+    return make_cluttered_digits(n, random_state=seed, **params)
+
+
+# -- kernels -----------------------------------------------------------------------------
+@pytest.mark.parametrize("L,C", [(1, 7), (5, 3), (81, 6)])   # loop path, BLAS path
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("ragged", [False, True])
+def test_loss_augmented_matches_numpy(L, C, dtype, ragged):
+    rng = np.random.default_rng(1)
+    n, d = 70, 9
+    X = rng.normal(size=(n, L, d)).astype(dtype)
+    n_options = rng.integers(1, L + 1, size=n).astype(np.int32) if ragged else np.full(n, L)
+    for i in range(n):
+        X[i, n_options[i]:] = 0
+    y = rng.integers(0, C, size=n).astype(np.int32)
+    loss = rng.uniform(0.5, 2.0, size=(C, C))
+    np.fill_diagonal(loss, 0)
+    model = LatentMulticlassModel(C, loss=loss)
+    data = model.prepare([X[i, :n_options[i]] for i in range(n)]) if ragged else model.prepare(X)
+    assert data.X.dtype == dtype
+    W = rng.normal(size=(C, d))
+    idx = rng.permutation(n).astype(np.int64)[: n - 7]
+    width = data.X.shape[1]          # a ragged list is padded to its longest example
+    assert width == n_options.max()
+    for augment in (True, False):
+        got = model.loss_augmented(data, y, W.reshape(-1), idx, table=True, phi=True,
+                                   augment=augment)
+        H, yh, zh, tab, phi, ls = brute_augmented(X[idx], n_options[idx], y[idx], W, loss,
+                                                  augment)
+        np.testing.assert_allclose(got.H, H, rtol=1e-10, atol=1e-10)
+        np.testing.assert_array_equal(got.y_hat, yh)
+        np.testing.assert_array_equal(got.z_hat, zh)
+        np.testing.assert_allclose(got.table, tab[:, :width], rtol=1e-10, atol=1e-10)
+        assert np.all(np.isneginf(tab[:, width:]))
+        np.testing.assert_allclose(got.phi_sum, phi, rtol=1e-10, atol=1e-10)
+        np.testing.assert_allclose(got.loss_sum, ls, rtol=1e-12)
+        lt = model.latent_table(data, y, W.reshape(-1), idx)
+        np.testing.assert_allclose(lt, tab[:, :width], rtol=1e-10, atol=1e-10)
+        # the plain-Python enumeration of the base class gives the same answers
+        ref = LatentModel.loss_augmented(model, data, y, W.reshape(-1), idx[:15], table=True,
+                                         phi=True, augment=augment)
+        np.testing.assert_allclose(ref.H, got.H[:15], rtol=1e-10, atol=1e-10)
+        np.testing.assert_array_equal(ref.y_hat, got.y_hat[:15])
+        np.testing.assert_array_equal(ref.z_hat, got.z_hat[:15])
+    # latent completion (CCP's touching bound) = argmax_z of the true class's scores
+    from gmmfast.lssvm import LSSVMBounds
+    fam = LSSVMBounds(model, data, y, 0.1, np.zeros(n, dtype=np.int32), cp_tol=1e-3,
+                      cp_max_iter=10)
+    w1 = W.reshape(-1).copy()
+    scores = np.einsum("nld,nd->nl", X.astype(np.float64), W[y])
+    scores[np.arange(L)[None, :] >= n_options[:, None]] = -np.inf
+    np.testing.assert_array_equal(fam.touching(w1), scores.argmax(axis=1))
+    z = np.minimum(rng.integers(0, L, size=idx.shape[0]), n_options[idx] - 1)
+    ref = np.zeros((C, d))
+    np.add.at(ref, y[idx], X[idx, z].astype(np.float64))
+    np.testing.assert_allclose(model.phi_sum(data, y, z, idx), ref.reshape(-1), rtol=1e-10,
+                               atol=1e-10)
+
+
+def test_simplex_qp_optimal():
+    rng = np.random.default_rng(0)
+    for K, lam in [(2, 0.5), (7, 0.01), (30, 1.0)]:
+        A = rng.normal(size=(K, 5))
+        G, b = A @ A.T, rng.uniform(0, 1, size=K)
+        alpha, val = solve_simplex_qp(G, b, lam, tol=1e-12)
+        assert alpha.min() >= 0 and abs(alpha.sum() - 1) < 1e-12
+        g = b - G @ alpha / lam          # KKT: support coordinates have the largest gradient
+        assert g[alpha > 1e-12].min() >= g.max() - 1e-9
+        for _ in range(200):             # no random point of the simplex is better
+            a = rng.dirichlet(np.ones(K) * 0.3)
+            assert a @ b - a @ G @ a / (2 * lam) <= val + 1e-12
+
+
+# -- the Crammer-Singer check ----------------------------------------------------------------
+def test_crammer_singer_matches_linearsvc():
+    from sklearn.datasets import load_digits
+    from sklearn.svm import LinearSVC
+    X, y = load_digits(return_X_y=True)
+    X, y = X[:400] / 16.0, y[:400]
+    n, C = X.shape[0], 10
+    for lam in (1.0 / n, 0.05):
+        est = LatentSSVM(LatentMulticlassModel(C), lam=lam, max_iter=1, cp_tol=1e-5,
+                         cp_max_iter=5000).fit(X[:, None, :], y)
+
+        def F(W):
+            s = X @ W.T
+            hinge = (s + 1 - np.eye(C)[y]).max(axis=1) - s[np.arange(n), y]
+            return lam / 2 * (W * W).sum() + hinge.mean()
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            svc = LinearSVC(multi_class="crammer_singer", fit_intercept=False, C=1 / (lam * n),
+                            tol=1e-8, max_iter=100000).fit(X, y)
+        # LinearSVC minimises 1/2||w||^2 + C sum hinge = F / lam: compare F
+        ours, theirs = est.objective_, F(svc.coef_)
+        assert abs(ours - F(est.coef_.reshape(C, -1))) < 1e-12
+        assert abs(ours - theirs) <= 1e-3 * theirs, (lam, ours, theirs)
+        assert est.solve_info_[0].converged
+
+
+# -- G-MM on latent SVMs -------------------------------------------------------------------
+METHODS = [("ccp", "walk"), ("gmm-random", "walk"), ("gmm-random", "subset"),
+           ("gmm-biased", "walk")]
+
+
+@pytest.mark.parametrize("method,rb", METHODS)
+@pytest.mark.parametrize("init", ["center", "top-left", "random"])
+def test_invariants_hold(method, rb, init):
+    D = tiny_digits()
+    est = LatentSSVM(LatentMulticlassModel(6, positions=D.positions), lam=0.05, method=method,
+                     random_bounds=rb, eta=0.2, n_folds=3, max_iter=8, random_state=3)
+    est.fit(D.data, D.target, latent_init=init)
+    h = est.history_
+    assert h.invariant_violations() == []
+    assert h.initial_objective == 1.0
+    assert est.objective_ <= h.initial_objective
+    assert np.all(np.diff(h.bound) <= 1e-12)
+    assert est.latent_.shape == (72,) and est.latent_.dtype == np.int32
+    assert est.objective_ == pytest.approx(est.objective(D.data, D.target), abs=1e-12)
+    # the first bound is the initialisation
+    first = LatentSSVM(LatentMulticlassModel(6, positions=D.positions), lam=0.05, max_iter=1,
+                       random_state=3).fit(D.data, D.target, latent_init=init)
+    np.testing.assert_array_equal(first.latent_, first.latent_init_)
+    np.testing.assert_array_equal(first.latent_init_, est.latent_init_)
+
+
+def test_eta_one_gives_ccp_iterates():
+    D = tiny_digits(seed=1)
+    kw = dict(lam=0.05, max_iter=6, tol=0.0, random_state=0)
+    model = LatentMulticlassModel(6, positions=D.positions)
+    ref = LatentSSVM(model, method="ccp", **kw).fit(D.data, D.target, latent_init="top-left")
+    for method, rb in METHODS[1:]:
+        est = LatentSSVM(model, method=method, random_bounds=rb, eta=1.0, n_folds=3, **kw)
+        est.fit(D.data, D.target, latent_init="top-left")
+        np.testing.assert_array_equal(est.history_.objective, ref.history_.objective)
+        np.testing.assert_array_equal(est.coef_, ref.coef_)
+        np.testing.assert_array_equal(est.latent_, ref.latent_)
+
+
+def test_gmm_explores_more_than_ccp_threshold():
+    """With eta < 1 the selected bounds are not the touching ones (slack is used)."""
+    D = tiny_digits(seed=2)
+    est = LatentSSVM(LatentMulticlassModel(6, positions=D.positions), lam=0.05,
+                     method="gmm-random", eta=0.1, max_iter=5, tol=0.0, random_state=0)
+    est.fit(D.data, D.target, latent_init="center")
+    h = est.history_
+    assert np.any(h.bound_at_previous[1:] > h.objective[:-1])   # a non-touching bound was used
+    assert np.any(h.accepted[1:] > 0)
+
+
+def test_thread_count_and_seed_determinism():
+    D = tiny_digits(seed=3)
+    outs = []
+    for threads in (1, 2, 2):
+        with threadpool_limits(limits=threads, user_api="openmp"):
+            est = LatentSSVM(LatentMulticlassModel(6, positions=D.positions), lam=0.05,
+                             method="gmm-random", max_iter=4, random_state=7)
+            est.fit(D.data, D.target, latent_init="random")
+        outs.append((est.coef_, est.latent_, est.history_.bound))
+    for a, b in zip(outs[0], outs[1]):
+        np.testing.assert_array_equal(a, b)
+    for a, b in zip(outs[1], outs[2]):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_bcfw_matches_cutting_plane():
+    D = tiny_digits(seed=4)
+    model = LatentMulticlassModel(6, positions=D.positions)
+    kw = dict(lam=0.05, method="gmm-random", max_iter=4, cp_tol=1e-3, cp_max_iter=20000,
+              random_state=0)
+    a = LatentSSVM(model, solver="cutting-plane", **kw).fit(D.data, D.target, latent_init=D.latent)
+    b = LatentSSVM(model, solver="bcfw", **kw).fit(D.data, D.target, latent_init=D.latent)
+    for est in (a, b):
+        assert est.history_.invariant_violations() == []
+        assert all(s.converged and s.gap <= 1e-3 for s in est.solve_info_)
+    # the first bound (the true windows) has one minimum: both solvers certify it to 1e-3
+    assert a.history_.bound[0] == pytest.approx(b.history_.bound[0], abs=1e-3)
+    assert b.solve_info_[0].dual <= a.history_.bound[0] + 1e-12
+    assert a.solve_info_[0].dual <= b.history_.bound[0] + 1e-12
+    # single-example BCFW steps in plain Python agree with the kernel
+    rng = np.random.default_rng(0)
+    data = model.prepare(D.data)
+    y = D.target.astype(np.int32)
+    idx = np.arange(30, dtype=np.int64)
+    P0 = model.joint_features(data, y, D.latent[:30], idx)
+    order = rng.permutation(30).astype(np.int64)
+    w0 = rng.normal(size=model.size_joint_feature(data)) * 0.1
+    res = []
+    for fn in (model.bcfw_epoch, lambda *a: LatentModel.bcfw_epoch(model, *a)):
+        w, P, ell = w0.copy(), P0.copy(), np.zeros(30)
+        gap = fn(data, y, idx, order, w, P, ell, 0.05)
+        res.append((w, P, ell, gap))
+    for u, v in zip(res[0], res[1]):
+        np.testing.assert_allclose(u, v, rtol=1e-9, atol=1e-12)
+
+
+def test_plain_python_model_trains_like_builtin():
+    class PyMulticlass(LatentModel):
+        """The latent multiclass model in plain Python: only the feature map."""
+
+        n_classes = 3
+
+        def prepare(self, X):
+            return [np.asarray(x, dtype=np.float64) for x in X]
+
+        def n_latent(self, data):
+            return np.array([x.shape[0] for x in data], dtype=np.int32)
+
+        def size_joint_feature(self, data):
+            return 3 * data[0].shape[1]
+
+        def joint_feature(self, x, y, z):
+            out = np.zeros(3 * x.shape[1])
+            out[y * x.shape[1]:(y + 1) * x.shape[1]] = x[z]
+            return out
+
+    rng = np.random.default_rng(0)
+    X = [rng.normal(size=(int(rng.integers(1, 5)), 4)) + (i % 3) for i in range(24)]
+    y = np.arange(24) % 3
+    z0 = np.zeros(24, dtype=np.int32)
+    kw = dict(lam=0.1, method="gmm-random", max_iter=3, random_state=0)
+    a = LatentSSVM(PyMulticlass(), **kw).fit(X, y, latent_init=z0)
+    b = LatentSSVM(LatentMulticlassModel(3), **kw).fit(X, y, latent_init=z0)
+    assert a.history_.invariant_violations() == []
+    np.testing.assert_allclose(a.coef_, b.coef_, atol=1e-8)
+    np.testing.assert_array_equal(a.latent_, b.latent_)
+    np.testing.assert_array_equal(a.predict(X), b.predict(X))
+
+
+def test_lagrangian_select_valid_and_good():
+    rng = np.random.default_rng(0)
+    for trial in range(40):
+        n, m = 4, 3
+        costs = rng.normal(size=(n, m))
+        gain = rng.normal(size=(n, m))
+        touching = costs.argmin(axis=1).astype(np.int32)
+        lo = table_value(costs, touching)
+        hi = table_value(costs, costs.argmax(axis=1))
+        budget = lo + rng.uniform(0, 1) * (hi - lo)
+        z, v = lagrangian_select(gain, costs, budget, touching)
+        assert v <= budget and v == table_value(costs, z)
+        rows = np.arange(n)
+        best = max(gain[rows, list(c)].sum() for c in itertools.product(range(m), repeat=n)
+                   if table_value(costs, np.array(c)) <= budget)
+        got = gain[rows, z].sum()
+        assert got >= gain[rows, touching].sum() - 1e-12
+        assert got <= best + 1e-12
+        if table_value(costs, gain.argmax(axis=1)) <= budget:
+            assert got == pytest.approx(best)
+
+
+def test_subset_select_smallest_valid():
+    rng = np.random.default_rng(1)
+    costs = rng.normal(size=(30, 4))
+    touching = costs.argmin(axis=1).astype(np.int32)
+    previous = rng.integers(0, 4, size=30).astype(np.int32)
+    order = rng.permutation(30)
+    budget = (table_value(costs, touching) + table_value(costs, previous)) / 2
+    z, v, s = subset_select(costs, touching, previous, budget, order, 1)
+    assert v <= budget and 1 <= s <= 30
+    np.testing.assert_array_equal(z[order[s:]], previous[order[s:]])
+    np.testing.assert_array_equal(z[order[:s]], touching[order[:s]])
+    if s > 1:
+        z2 = previous.copy()
+        z2[order[:s - 1]] = touching[order[:s - 1]]
+        assert table_value(costs, z2) > budget
+
+
+def test_budget_rounding():
+    const = 0.1 + 0.2
+    for thr in (0.3, 0.30000000000000004, 1.0, 1e-17):
+        B = budget_for(thr, const)
+        assert const + B <= thr
+
+
+# -- input validation ----------------------------------------------------------------------
+def test_bad_input_raises():
+    D = tiny_digits(n=20)
+    model = LatentMulticlassModel(6, positions=D.positions)
+    est = LatentSSVM(model, max_iter=1)
+    with pytest.raises(ValueError, match="y must contain labels in"):
+        est.fit(D.data, D.target + 1)
+    with pytest.raises(ValueError, match="y must have shape"):
+        est.fit(D.data, D.target[:5])
+    with pytest.raises(ValueError, match="same number of features"):
+        est.fit([np.zeros((3, 4)), np.zeros((2, 5))], [0, 1])
+    with pytest.raises(ValueError, match="latent_init"):
+        est.fit(D.data, D.target, latent_init=np.full(20, 9))
+    with pytest.raises(ValueError, match="latent_init"):
+        est.fit(D.data, D.target, latent_init="middle")
+    with pytest.raises(ValueError, match="positions"):
+        LatentSSVM(LatentMulticlassModel(6), max_iter=1).fit(D.data, D.target,
+                                                             latent_init="top-left")
+    for lam in (0, -1.0, np.inf, "a"):
+        with pytest.raises(ValueError, match="lam"):
+            LatentSSVM(model, lam=lam).fit(D.data, D.target)
+    with pytest.raises(ValueError, match="method"):
+        LatentSSVM(model, method="cccp").fit(D.data, D.target)
+    with pytest.raises(ValueError, match="eta"):
+        LatentSSVM(model, eta=0).fit(D.data, D.target)
+    with pytest.raises(ValueError, match="random_bounds"):
+        LatentSSVM(model, random_bounds="uniform").fit(D.data, D.target)
+    with pytest.raises(ValueError, match="NaN"):
+        X = D.data.copy()
+        X[0, 0, 0] = np.nan
+        est.fit(X, D.target)
+    with pytest.raises(ValueError, match=r"\(n, L, d\)"):
+        est.fit(D.data[:, 0], D.target)
+    with pytest.raises(ValueError, match="loss"):
+        LatentMulticlassModel(3, loss=np.ones((3, 3)))
+    est.fit(D.data, D.target)
+    with pytest.raises(ValueError, match="features per candidate"):
+        est.predict(D.data[:, :, :10])
+
+
+def test_predict_and_list_input():
+    D = tiny_digits(n=40)
+    Xl = [D.data[i] for i in range(40)]
+    a = LatentSSVM(LatentMulticlassModel(6), lam=0.05, max_iter=2, random_state=0)
+    b = LatentSSVM(LatentMulticlassModel(6), lam=0.05, max_iter=2, random_state=0)
+    a.fit(D.data, D.target, latent_init=D.latent)
+    b.fit(Xl, D.target, latent_init=D.latent)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    y_hat, z_hat = a.predict(D.data, return_latent=True)
+    assert y_hat.shape == z_hat.shape == (40,)
+    assert 0 <= a.score(D.data, D.target) <= 1
+    assert a.score(D.data, D.target) == np.mean(y_hat == D.target)
+
+
+# -- the data set ------------------------------------------------------------------------------
+def test_make_cluttered_digits():
+    D = make_cluttered_digits(50, random_state=0)
+    assert D.data.shape == (50, 81, 64) and D.data.dtype == np.float32
+    assert D.images.shape == (50, 24, 24)
+    assert set(np.unique(D.target)) <= set(range(6))
+    assert D.positions.shape == (81, 2) and tuple(D.positions[40]) == (0.5, 0.5)
+    np.testing.assert_array_equal(D.data, make_cluttered_digits(50, random_state=0).data)
+    # without clutter the true window holds exactly the (pooled) enlarged digit
+    E = make_cluttered_digits(20, random_state=1, n_distractors=0, noise=0.0, scale=1,
+                              stride=2, dtype=np.float64)
+    from sklearn.datasets import load_digits
+    imgs = load_digits().images / 16.0
+    for i in range(20):
+        np.testing.assert_allclose(E.data[i, E.latent[i]], imgs[E.digit_index[i]].reshape(-1))
+    with pytest.raises(ValueError, match="spread"):
+        make_cluttered_digits(10, spread=-1)
+    with pytest.raises(ValueError, match="classes"):
+        make_cluttered_digits(10, classes=(3,))
+
+
+def test_cli_runs_tiny(tmp_path, capsys):
+    from gmmfast.cli import main
+    out = tmp_path / "t.md"
+    fig = tmp_path / "f.png"
+    assert main(["lssvm-compare", "--n-samples", "48", "--folds", "2", "--max-iter", "2",
+                 "--methods", "ccp,gmm-random-subset,gmm-biased", "--inits", "top-left",
+                 "--bias-folds", "2", "--out", str(out), "--figure", str(fig)]) == 0
+    text = out.read_text()
+    assert "CCP" in text and "G-MM biased" in text
+    assert fig.stat().st_size > 1000
