@@ -63,6 +63,12 @@ def machine_header(command: str) -> str:
         f"{scipy.__version__}, scikit-learn {skl}",
         f"- threadpools: {blas}",
     ]
+    try:
+        load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+        lines.append(f"- load average when written (1, 5, 15 min): {load} on {os.cpu_count()} "
+                     "cores; above ~0.5 other jobs shared the machine")
+    except OSError:
+        pass
     if "OPENBLAS_CORETYPE" in os.environ:
         lines.append(f"- OPENBLAS_CORETYPE={os.environ['OPENBLAS_CORETYPE']} (changes the BLAS kernels)")
     return "\n".join(lines)

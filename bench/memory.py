@@ -22,7 +22,7 @@ if which == "sklearn":
     est = KMeans(k, init=C, n_init=1, max_iter=5, tol=0, algorithm="lloyd")
 else:
     from gmmfast import GMMKMeans
-    est = GMMKMeans(k, eta=eta, init=C, max_iter=5, tol=0)
+    est = GMMKMeans(k, eta=eta, init=C, max_iter=5, tol=0, selection={selection!r})
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 est.fit(X)
 after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -30,8 +30,9 @@ print((after - before) / 1024.0, X.nbytes / 2**20)
 """
 
 
-def peak(n, d, k, which, eta=1.0):
-    code = CHILD.format(root=str(ROOT), n=n, d=d, k=k, which=which, eta=eta)
+def peak(n, d, k, which, eta=1.0, selection="mm"):
+    code = CHILD.format(root=str(ROOT), n=n, d=d, k=k, which=which, eta=eta,
+                        selection=selection)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.split()
     return float(out[0]), float(out[1])
@@ -42,13 +43,16 @@ def main():
     rows = []
     for n, d, k in SIZES:
         ours, data = peak(n, d, k, "gmmfast")
-        gmm, _ = peak(n, d, k, "gmmfast", eta=0.02)
+        gmm, _ = peak(n, d, k, "gmmfast", eta=0.02, selection="random")
+        split, _ = peak(n, d, k, "gmmfast", eta=0.1, selection="merge-split")
         skl, _ = peak(n, d, k, "sklearn")
-        rows.append([f"{n} x {d}, k={k}", f"{data:.1f}", f"{ours:.1f}", f"{gmm:.1f}", f"{skl:.1f}"])
+        rows.append([f"{n} x {d}, k={k}", f"{data:.1f}", f"{ours:.1f}", f"{gmm:.1f}",
+                     f"{split:.1f}", f"{skl:.1f}"])
     body = ("MiB added to the peak resident set by a 5-iteration fit (fresh process each); n x k "
             "would be 8 n k bytes (e.g. 1.5 GiB for 1,000,000 x 200).\n\n"
-            + markdown_table(["data", "X MiB", "gmmfast Lloyd (eta=1)", "gmmfast G-MM (eta=0.02)",
-                              "sklearn lloyd"], rows))
+            + markdown_table(["data", "X MiB", "gmmfast Lloyd (eta=1)",
+                              "gmmfast G-MM random walk (eta=0.02)",
+                              "gmmfast G-MM merge-split (eta=0.1)", "sklearn lloyd"], rows))
     write_results("memory", "Peak memory of a fit", body)
 
 
