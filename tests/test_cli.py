@@ -41,7 +41,6 @@ def test_compare_small_run_writes_its_files(shared_data, tmp_path, capsys):
     assert set(summary["summary"]) == {"k-means", "gmm-paper", "gmm"}
     s = summary["summary"]["gmm"]["forgy"]
     assert s["trials"] == 2 and s["best"] <= s["mean"]
-    pytest.importorskip("matplotlib")
     for name in ("objective.png", "clusterings.png"):
         data = (out / name).read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) < 400_000

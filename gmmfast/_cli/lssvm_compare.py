@@ -9,6 +9,7 @@ and optionally writes the Figure 4 picture.
 from __future__ import annotations
 
 import os
+import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from typing import List, Optional, Sequence
@@ -213,6 +214,11 @@ def run(args) -> int:
         with open(args.out, "w") as fh:
             fh.write(head + "\n\n" + text + "\n")
     if args.figure:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            print("--figure needs matplotlib: pip install 'gmmfast[plot]'", file=sys.stderr)
+            return 1
         init = "top-left" if "top-left" in inits else inits[0]
         plot_latent_changes(D, results, methods, init, args.figure, labels=LABELS)
         print(f"figure written to {os.path.abspath(args.figure)}")
