@@ -74,3 +74,19 @@ cdef inline double sqdist(const floating* x, const floating* c, Py_ssize_t d) no
         t = <double>x[f] - <double>c[f]
         s = s + t * t
     return s
+
+
+cdef inline int threads_for(int n_threads, Py_ssize_t units, double work,
+                            double grain) noexcept nogil:
+    """Threads for a parallel loop of `units` iterations doing `work` flops in all.
+
+    One thread per `grain` flops at most: below that, waking a thread costs
+    more than it saves (much more on a loaded machine). Never changes results:
+    partitions of the work do not depend on the thread count.
+    """
+    cdef double by_work = 1.0 + work / grain
+    if by_work < n_threads:
+        n_threads = <int>by_work
+    if units < n_threads:
+        n_threads = <int>units
+    return n_threads if n_threads > 1 else 1

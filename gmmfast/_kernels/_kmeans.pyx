@@ -25,7 +25,7 @@ from scipy.linalg.cython_blas cimport sgemm, dgemm
 
 from ._common cimport (
     floating, sqdist, gmm_rng_next, gmm_rng_stream, gmm_rng_bounded,
-    gmm_omp_max_threads, gmm_has_openmp,
+    gmm_omp_max_threads, gmm_has_openmp, threads_for,
 )
 
 CHUNK = 256
@@ -35,14 +35,6 @@ cdef Py_ssize_t _CHUNK = 256
 cdef Py_ssize_t _GRAIN = 1 << 20
 
 
-cdef inline int _threads(int n_threads, Py_ssize_t units, double work) noexcept nogil:
-    """Threads for a parallel loop of `units` iterations doing `work` flops in all."""
-    cdef double by_work = 1.0 + work / _GRAIN
-    if by_work < n_threads:
-        n_threads = <int>by_work
-    if units < n_threads:
-        n_threads = <int>units
-    return max(n_threads, 1)
 
 
 def openmp_max_threads():
@@ -188,7 +180,7 @@ def assign(const floating[:, ::1] X, const floating[::1] sample_weight,
     cdef double* sw
     if n == 0:
         return
-    n_threads = _threads(n_threads, n_slots, <double>n * (k + 2) * d)
+    n_threads = threads_for(n_threads, n_slots, <double>n * (k + 2) * d, _GRAIN)
     with nogil, parallel(num_threads=n_threads):
         buf = <floating*> malloc(_CHUNK * k * sizeof(floating))
         for s in prange(n_slots, schedule="dynamic"):
@@ -227,7 +219,7 @@ def label_costs(const floating[:, ::1] X, const floating[::1] sample_weight,
     cdef bint with_points = point_costs.shape[0] > 0
     cdef Py_ssize_t c, i, i0, i1
     cdef double acc, ci
-    n_threads = _threads(n_threads, n_chunks, <double>n * d)
+    n_threads = threads_for(n_threads, n_chunks, <double>n * d, _GRAIN)
     with nogil:
         for c in prange(n_chunks, schedule="static", num_threads=n_threads):
             i0 = c * _CHUNK
@@ -252,7 +244,7 @@ def accumulate(const floating[:, ::1] X, const floating[::1] sample_weight,
     cdef double wi
     cdef double* ss
     cdef double* sw
-    n_threads = _threads(n_threads, n_slots, <double>n * d)
+    n_threads = threads_for(n_threads, n_slots, <double>n * d, _GRAIN)
     with nogil:
         for s in prange(n_slots, schedule="dynamic", num_threads=n_threads):
             i0 = min((s * n_chunks // n_slots) * _CHUNK, n)
@@ -302,7 +294,7 @@ def distances(const floating[:, ::1] X, const floating[:, ::1] centers,
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1], k = centers.shape[0]
     cdef Py_ssize_t i, j
     cdef double t
-    n_threads = _threads(n_threads, n, <double>n * k * d)
+    n_threads = threads_for(n_threads, n, <double>n * k * d, _GRAIN)
     with nogil:
         for i in prange(n, schedule="static", num_threads=n_threads):
             for j in range(k):
@@ -377,7 +369,8 @@ def walk(const floating[:, ::1] X, const floating[::1] sample_weight,
     if n == 0 or k < 2:
         block_accepted[:] = 0
         return
-    n_threads = _threads(n_threads, n_blocks, <double>np.asarray(block_steps).sum() * d)
+    n_threads = threads_for(n_threads, n_blocks, <double>np.asarray(block_steps).sum() * d,
+                            _GRAIN)
     with nogil:
         for b in prange(n_blocks, schedule="dynamic", num_threads=n_threads):
             lo = b * block_size

@@ -12,7 +12,7 @@ from libc.stdint cimport uint64_t, uint32_t, int64_t
 
 import numpy as np
 
-from ._common cimport gmm_rng_next, gmm_rng_stream, gmm_rng_bounded
+from ._common cimport gmm_rng_next, gmm_rng_stream, gmm_rng_bounded, threads_for
 
 
 cdef int64_t _walk_block(const double* costs, Py_ssize_t m, const int* n_options,
@@ -62,7 +62,7 @@ def walk(const double[:, ::1] costs, const int[::1] n_options, int[::1] labels,
     cdef Py_ssize_t b, lo, hi
     if n == 0:
         return
-    n_threads = max(1, min(n_threads, n_blocks, 1 + np.asarray(block_steps).sum() // (1 << 20)))
+    n_threads = threads_for(n_threads, n_blocks, <double>np.asarray(block_steps).sum(), 1 << 20)
     with nogil:
         for b in prange(n_blocks, schedule="dynamic", num_threads=n_threads):
             lo = b * block_size

@@ -27,6 +27,7 @@ from libc.math cimport exp, INFINITY
 import numpy as np
 
 from ._common cimport (
+    threads_for,
     floating, sqdist, gmm_rng_next, gmm_rng_stream, gmm_rng_bounded, gmm_rng_uniform,
 )
 
@@ -42,14 +43,6 @@ cdef double _GRAIN = <double>(1 << 23)
 cdef double _EXP_COST = 20.0
 
 
-cdef inline int _threads(int n_threads, Py_ssize_t units, double work) noexcept nogil:
-    """Threads for a parallel loop of `units` iterations doing `work` flops in all."""
-    cdef double by_work = 1.0 + work / _GRAIN
-    if by_work < n_threads:
-        n_threads = <int>by_work
-    if units < n_threads:
-        n_threads = <int>units
-    return max(n_threads, 1)
 
 
 cdef inline bint _adjacent(const int* indices, int lo, int hi, int j) noexcept nogil:
@@ -141,7 +134,8 @@ def local_walk(const floating[:, ::1] X, const floating[::1] sample_weight,
     if n == 0 or k < 2:
         block_accepted[:] = 0
         return
-    n_threads = _threads(n_threads, n_blocks, <double>np.asarray(block_steps).sum() * (d + 4))
+    n_threads = threads_for(n_threads, n_blocks,
+                            <double>np.asarray(block_steps).sum() * (d + 4), _GRAIN)
     with nogil:
         for b in prange(n_blocks, schedule="dynamic", num_threads=n_threads):
             lo = b * block_size
@@ -169,7 +163,7 @@ def candidate_deltas(const floating[:, ::1] X, const floating[::1] sample_weight
     cdef Py_ssize_t c, i, i0, i1, l
     cdef int a, p, deg, j
     cdef double c0, acc
-    n_threads = _threads(n_threads, n_chunks, <double>n * m * (d + 1))
+    n_threads = threads_for(n_threads, n_chunks, <double>n * m * (d + 1), _GRAIN)
     with nogil:
         for c in prange(n_chunks, schedule="static", num_threads=n_threads):
             i0 = c * _CHUNK
@@ -206,7 +200,7 @@ def gibbs_moments(const double[:, ::1] delta, double beta, double[::1] chunk_mea
     cdef Py_ssize_t n_chunks = (n + _CHUNK - 1) // _CHUNK
     cdef Py_ssize_t c, i, i0, i1, l
     cdef double z, s1, s2, e, dl, lo, mean, accm, accv
-    n_threads = _threads(n_threads, n_chunks, <double>n * m * _EXP_COST)
+    n_threads = threads_for(n_threads, n_chunks, <double>n * m * _EXP_COST, _GRAIN)
     with nogil:
         for c in prange(n_chunks, schedule="static", num_threads=n_threads):
             i0 = c * _CHUNK
@@ -250,7 +244,7 @@ def gibbs_draw(const int[:, ::1] cand, const double[:, ::1] delta, double beta,
     cdef double z, u, e, dl, lo, acc
     cdef uint64_t state
     cdef int64_t moved = 0
-    n_threads = _threads(n_threads, n_chunks, <double>n * m * 2 * _EXP_COST)
+    n_threads = threads_for(n_threads, n_chunks, <double>n * m * 2 * _EXP_COST, _GRAIN)
     with nogil:
         for c in prange(n_chunks, schedule="static", num_threads=n_threads):
             i0 = c * _CHUNK
@@ -298,7 +292,8 @@ def second_choice(const floating[:, ::1] X, const floating[::1] sample_weight,
     cdef Py_ssize_t i
     cdef int a, p, q, j, bj
     cdef double c0, cj, best
-    n_threads = _threads(n_threads, n, <double>n * (indices.shape[0] / max(1, indptr.shape[0] - 1) + 1) * (d + 1))
+    n_threads = threads_for(n_threads, n, <double>n * (d + 1)
+                            * (indices.shape[0] / max(1, indptr.shape[0] - 1) + 1), _GRAIN)
     with nogil:
         for i in prange(n, schedule="static", num_threads=n_threads):
             a = start[i]
