@@ -276,6 +276,6 @@ def plot_labelings(D: SceneData, results: Sequence[SceneResult], methods: Sequen
                                  fontsize=6, pad=1.5)
     fig.suptitle(f"part labels of {n_images} training images, init {init} "
                  f"(E = Potts energy)", fontsize=7)
-    fig.tight_layout(pad=0.3)
+    fig.tight_layout(pad=0.3, rect=(0, 0, 1, 0.96))
     fig.savefig(path, dpi=80)
     plt.close(fig)
