@@ -23,11 +23,15 @@ from libc.stdint cimport int64_t
 from libc.math cimport INFINITY
 
 from scipy.linalg.cython_blas cimport dgemm
+import numpy as np
 
 from ._common cimport floating
 
-CHUNK = 64
-cdef Py_ssize_t _CHUNK = 64
+#: Positions per chunk (one slot of joint-feature sums each); depends on nothing but n.
+CHUNK = 16
+cdef Py_ssize_t _CHUNK = 16
+#: Images per dgemm of part responses.
+cdef Py_ssize_t _BLOCK = 8
 
 
 cdef inline void _responses(const floating* x, Py_ssize_t R, Py_ssize_t d, const double* UT,
@@ -47,21 +51,60 @@ cdef inline void _responses(const floating* x, Py_ssize_t R, Py_ssize_t d, const
     dgemm(&tn, &tn, &M, &N, &Kd, &one, <double*>UT, &M, <double*>xd, &Kd, &zero, S, &M)
 
 
-cdef inline double _class_total(const double* S, Py_ssize_t R, Py_ssize_t P,
-                                const double* v) noexcept nogil:
-    """sum_r max_p (S[r, p] + v[p]), regions in order."""
-    cdef Py_ssize_t r, p
-    cdef double tot = 0.0, best, s
+cdef inline void _block_responses(const floating[:, :, ::1] X, const int64_t[::1] idx,
+                                  Py_ssize_t q0, Py_ssize_t B, const double* UT, Py_ssize_t P,
+                                  double* xbuf, double* S) noexcept nogil:
+    """S (B R, P) = the part responses of the images idx[q0 .. q0 + B), one dgemm.
+
+    Consecutive double images are read in place; otherwise they are gathered
+    (and converted) into ``xbuf`` first. Every entry is the same dot product
+    whichever way, so results do not depend on the blocking.
+    """
+    cdef Py_ssize_t R = X.shape[1], d = X.shape[2], b, f
+    cdef int M = <int>P, N = <int>(B * R), Kd = <int>d
+    cdef double one = 1.0, zero = 0.0
+    cdef char tn = b'N'
+    cdef const double* xd
+    cdef const floating* src
+    cdef bint contiguous = floating is double
+    for b in range(1, B):
+        if idx[q0 + b] != idx[q0] + b:
+            contiguous = False
+    if contiguous:
+        xd = <const double*>&X[idx[q0], 0, 0]
+    else:
+        for b in range(B):
+            src = &X[idx[q0 + b], 0, 0]
+            for f in range(R * d):
+                xbuf[b * R * d + f] = <double>src[f]
+        xd = xbuf
+    dgemm(&tn, &tn, &M, &N, &Kd, &one, <double*>UT, &M, <double*>xd, &Kd, &zero, S, &M)
+
+
+cdef inline void _class_totals(const double* S, Py_ssize_t R, Py_ssize_t P, const double* VT,
+                               Py_ssize_t C, double* acc, double* tot) noexcept nogil:
+    """tot[c] = sum_r max_p (S[r, p] + VT[p, c]) for every class c, regions in order.
+
+    The max runs over parts with the classes innermost (vectorised); a max is
+    exact, so every total equals the per-class sequential one.
+    """
+    cdef Py_ssize_t r, p, c
+    cdef double s
     cdef const double* row
+    cdef const double* v
+    for c in range(C):
+        tot[c] = 0.0
     for r in range(R):
         row = S + r * P
-        best = row[0] + v[0]
+        for c in range(C):
+            acc[c] = row[0] + VT[c]
         for p in range(1, P):
-            s = row[p] + v[p]
-            if s > best:
-                best = s
-        tot = tot + best
-    return tot
+            v = VT + p * C
+            for c in range(C):
+                s = row[p] + v[c]
+                acc[c] = s if s > acc[c] else acc[c]
+        for c in range(C):
+            tot[c] = tot[c] + acc[c]
 
 
 def augmented_pass(const floating[:, :, ::1] X, const int[::1] y, const int64_t[::1] idx,
@@ -76,28 +119,35 @@ def augmented_pass(const floating[:, :, ::1] X, const int[::1] y, const int64_t[
     region). If ``phi_slots`` has rows, chunk k of positions adds the joint feature of
     (y_hat, z_hat) to phi_slots[k] (layout: U block P*d, then V block C*P) and
     loss[y_i, y_hat] to loss_slots[k]. With a zero ``loss`` this is plain inference.
-    UT is U transposed, (d, P).
+    UT is U transposed, (d, P). Part responses come from one dgemm per block of
+    BLOCK images.
     """
     cdef Py_ssize_t m = idx.shape[0], R = X.shape[1], d = X.shape[2]
     cdef Py_ssize_t P = UT.shape[1], C = V.shape[0]
     cdef Py_ssize_t n_chunks = (m + _CHUNK - 1) // _CHUNK
     cdef bint want_table = table.shape[0] == m and m > 0
     cdef bint want_phi = phi_slots.shape[0] > 0
-    cdef Py_ssize_t k, q, r, p, c, f, lo, hi, D = P * d + C * P
+    cdef Py_ssize_t k, q, q0, b, B, r, p, c, f, lo, hi, D = P * d + C * P
     cdef int64_t i
     cdef int yi, by, bp
     cdef double best, tot, s, bs
     cdef double* S
+    cdef double* Sq
     cdef double* xbuf
+    cdef double* acc
+    cdef double* tots
     cdef double* slot
     cdef const double* row
     cdef const double* vrow
     cdef const floating* xr
+    cdef double[:, ::1] VT = np.ascontiguousarray(np.asarray(V).T)
     if m == 0:
         return
     with nogil, parallel(num_threads=n_threads):
-        S = <double*>malloc(R * P * sizeof(double))
-        xbuf = <double*>malloc(R * d * sizeof(double))
+        S = <double*>malloc(_BLOCK * R * P * sizeof(double))
+        xbuf = <double*>malloc(_BLOCK * R * d * sizeof(double))
+        acc = <double*>malloc(2 * C * sizeof(double))
+        tots = acc + C
         for k in prange(n_chunks, schedule="static"):
             lo = k * _CHUNK
             hi = min(lo + _CHUNK, m)
@@ -106,46 +156,55 @@ def augmented_pass(const floating[:, :, ::1] X, const int[::1] y, const int64_t[
                 for f in range(D):
                     slot[f] = 0.0
                 loss_slots[k] = 0.0
-            for q in range(lo, hi):
-                i = idx[q]
-                yi = y[i]
-                _responses(&X[i, 0, 0], R, d, &UT[0, 0], P, xbuf, S)
-                best = -INFINITY
-                by = 0
-                for c in range(C):
-                    tot = _class_total(S, R, P, &V[c, 0]) + loss[yi, c]
-                    if tot > best:
-                        best = tot
-                        by = <int>c
-                H[q] = best
-                y_hat[q] = by
-                vrow = &V[by, 0]
-                for r in range(R):
-                    row = S + r * P
-                    bp = 0
-                    bs = row[0] + vrow[0]
-                    for p in range(1, P):
-                        s = row[p] + vrow[p]
-                        if s > bs:
-                            bs = s
-                            bp = <int>p
-                    z_hat[q, r] = bp
-                    if want_phi:
-                        xr = &X[i, r, 0]
-                        slot = &phi_slots[k, bp * d]
-                        for f in range(d):
-                            slot[f] = slot[f] + <double>xr[f]
-                        phi_slots[k, P * d + by * P + bp] = phi_slots[k, P * d + by * P + bp] + 1.0
-                if want_phi:
-                    loss_slots[k] = loss_slots[k] + loss[yi, by]
-                if want_table:
-                    vrow = &V[yi, 0]
+            q0 = lo
+            while q0 < hi:
+                B = min(_BLOCK, hi - q0)
+                _block_responses(X, idx, q0, B, &UT[0, 0], P, xbuf, S)
+                for b in range(B):
+                    q = q0 + b
+                    i = idx[q]
+                    yi = y[i]
+                    Sq = S + b * R * P
+                    _class_totals(Sq, R, P, &VT[0, 0], C, acc, tots)
+                    best = -INFINITY
+                    by = 0
+                    for c in range(C):
+                        tot = tots[c] + loss[yi, c]
+                        if tot > best:
+                            best = tot
+                            by = <int>c
+                    H[q] = best
+                    y_hat[q] = by
+                    vrow = &V[by, 0]
                     for r in range(R):
-                        row = S + r * P
-                        for p in range(P):
-                            table[q, r, p] = row[p] + vrow[p]
+                        row = Sq + r * P
+                        bp = 0
+                        bs = row[0] + vrow[0]
+                        for p in range(1, P):
+                            s = row[p] + vrow[p]
+                            if s > bs:
+                                bs = s
+                                bp = <int>p
+                        z_hat[q, r] = bp
+                        if want_phi:
+                            xr = &X[i, r, 0]
+                            slot = &phi_slots[k, bp * d]
+                            for f in range(d):
+                                slot[f] = slot[f] + <double>xr[f]
+                            phi_slots[k, P * d + by * P + bp] = \
+                                phi_slots[k, P * d + by * P + bp] + 1.0
+                    if want_phi:
+                        loss_slots[k] = loss_slots[k] + loss[yi, by]
+                    if want_table:
+                        vrow = &V[yi, 0]
+                        for r in range(R):
+                            row = Sq + r * P
+                            for p in range(P):
+                                table[q, r, p] = row[p] + vrow[p]
+                q0 = q0 + B
         free(S)
         free(xbuf)
+        free(acc)
 
 
 def latent_table(const floating[:, :, ::1] X, const int[::1] y, const int64_t[::1] idx,
