@@ -11,7 +11,7 @@ from gmmfast.datasets import make_scenes
 from gmmfast.latent import sample_latent, table_value
 from gmmfast.lssvm import (LatentSSVM, PottsBias, RegionPartModel, coherent_labels,
                            discover_parts, part_unaries, potts_select, subset_select)
-from gmmfast.lssvm._bounds import LSSVMBounds, budget_for
+from gmmfast.lssvm._bounds import LSSVMBounds
 from gmmfast.potts import alpha_expansion, potts_energy
 
 

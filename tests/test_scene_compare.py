@@ -41,6 +41,7 @@ def test_cli_runs_tiny(tmp_path, capsys):
     out = tmp_path / "t.md"
     fig = tmp_path / "lab.png"
     rc = main(["scene-compare", "--inits", "random,0.5", "--seeds", "2", "--max-iter", "3",
+               "--cp-max-iter", "100",
                "--n-train", "30", "--n-test", "30", "--out", str(out), "--figure", str(fig)])
     assert rc == 0
     text = out.read_text()

@@ -120,7 +120,7 @@ def compare(methods: Sequence[str], inits: Sequence, *, n_seeds: int = 5, eta: f
             n_train: int = 300, n_test: int = 300, data_seed: int = 0,
             grid: Optional[tuple] = None, jobs: int = 1, progress: bool = True) -> tuple:
     """Run every (method, init, seed); returns (data, results, generator parameters, lam)."""
-    from ..lssvm.scene_experiment import LAM, init_name
+    from ..lssvm.scene_experiment import LAM
     for m in methods:
         if m not in METHODS:
             raise ValueError(f"unknown method {m!r}; choose from {list(METHODS)}")
@@ -241,7 +241,8 @@ def run_csv(results) -> str:
 
 
 def _md(header, rows) -> str:
-    lines = ["| " + " | ".join(map(str, header)) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines = ["| " + " | ".join(map(str, header)) + " |",
+             "|" + "|".join("---" for _ in header) + "|"]
     lines += ["| " + " | ".join(map(str, r)) + " |" for r in rows]
     return "\n".join(lines)
 

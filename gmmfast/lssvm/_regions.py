@@ -27,7 +27,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 
 from .._kernels import _regions as K
-from .._validation import check_int, check_random_state
+from .._validation import check_int
 from ..core import Selection
 from ..latent import table_value
 from ..potts import alpha_expansion, potts_energy, potts_lagrangian
@@ -147,7 +147,7 @@ class RegionPartModel(LatentModel):
                              f"trained with {d:g}.")
 
     def joint_feature(self, x: np.ndarray, y: int, z: Any) -> np.ndarray:
-        """phi(x, y, z): per part the sum of its regions' features, then the (class, part) counts."""
+        """phi(x, y, z): per part the sum of its regions' features, then (class, part) counts."""
         P, d = self.n_parts, x.shape[1]
         z = np.asarray(z, dtype=np.intp)
         U = np.zeros((P, d))
