@@ -380,3 +380,15 @@ def test_bad_input_raises():
     fitted = LatentSSVM(model, lam=1.0, max_iter=1, cp_max_iter=50).fit(X, y, latent_init=Z)
     with pytest.raises(ValueError, match="features per region"):
         fitted.predict(X[..., :3])
+
+
+def test_bcfw_solver_agrees_on_the_region_model():
+    X, y, Z = tiny_scenes(n=40, seed=0, n_parts=6, regions_per_class=2, noise=0.5)
+    kw = dict(lam=1.0, method="gmm-biased", bias="potts", max_iter=3, cp_tol=1e-3,
+              cp_max_iter=5000, random_state=0)
+    a = LatentSSVM(RegionPartModel(3, 6, (4, 4)), solver="bcfw", **kw).fit(X, y, latent_init=Z)
+    b = LatentSSVM(RegionPartModel(3, 6, (4, 4)), **kw).fit(X, y, latent_init=Z)
+    assert a.history_.invariant_violations() == []
+    assert all(s.converged for s in a.solve_info_)
+    assert a.history_.bound[0] < 0.9          # the true labels' bound is not minimised at 0
+    assert a.history_.bound[0] == pytest.approx(b.history_.bound[0], abs=1e-3)
