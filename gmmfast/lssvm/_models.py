@@ -1,9 +1,8 @@
 """Models for latent structural SVMs: feature map, inference and loss (separate from the learner).
 
 A model defines the joint feature map ``phi(x, y, z)`` of an example ``x``,
-a label ``y`` in ``0..n_classes-1`` and a latent value ``z`` in
-``0..n_latent_i-1``, the label loss ``Delta(y_true, y)``, and (in batch form)
-the three problems a learner needs:
+a label ``y`` in ``0..n_classes-1`` and a latent value ``z``, the label loss
+``Delta(y_true, y)``, and (in batch form) the three problems a learner needs:
 
 - loss-augmented inference  ``argmax_{y, z} w.phi(x_i, y, z) + Delta(y_i, y)``
 - inference                 ``argmax_{y, z} w.phi(x_i, y, z)``
@@ -17,6 +16,19 @@ examples), ``size_joint_feature`` and ``joint_feature``; it is slow but
 exact. :class:`LatentMulticlassModel` (the paper's latent-location model)
 runs the same methods in Cython. Ties are broken the same way everywhere:
 the first maximum in the order z, then y.
+
+Latent variables. By default an example has one latent variable, an int in
+``0..n_latent_i-1``. A model may give each example several latent variables
+by returning a non-empty ``latent_shape(data)`` (e.g. ``(R,)``: one part label
+per region, :class:`gmmfast.lssvm.RegionPartModel`). Then a latent value is
+an int array of that shape, ``n_latent`` has shape ``(n,) + latent_shape``
+(the values of each variable), and the latent score table has one row per
+variable, ``(m,) + latent_shape + (max_latent,)``. The learner needs the score
+to be *separable* over the variables for a fixed label,
+``w.phi(x_i, y, z) = sum_v s_{i,v}(z_v)``, so that a bound's value is a sum of
+per-variable costs and the touching bound, the random walk and the budget all
+work per variable. Such models must implement the batch methods themselves
+(enumeration over every joint value is not done).
 """
 from __future__ import annotations
 
@@ -51,11 +63,13 @@ class Augmented:
     ----------
     H : ndarray (m,)
         max_{y, z} w.phi(x_i, y, z) + Delta(y_i, y).
-    y_hat, z_hat : ndarray of int32 (m,)
+    y_hat : ndarray of int32 (m,)
+    z_hat : ndarray of int32 (m,) + latent_shape
         The maximisers.
-    table : ndarray (m, max_latent) or None
-        s_i(z) = w.phi(x_i, y_i, z) (the latent scores of the true label), -inf
-        beyond the example's latent values.
+    table : ndarray (m,) + latent_shape + (max_latent,), or None
+        s_i(z) = w.phi(x_i, y_i, z) (the latent scores of the true label; per
+        latent variable when there are several), -inf beyond the example's
+        latent values.
     phi_sum : ndarray (size_joint_feature,) or None
         sum_i phi(x_i, y_hat_i, z_hat_i).
     loss_sum : float
@@ -79,10 +93,19 @@ class LatentModel:
     a list of the examples); ``example(data, i)`` returns one example.
     ``latent_positions`` may return (n_latent_max, 2) relative image
     coordinates (row, column in [0, 1]) of the latent values, which enables
-    the named initialisations "center" and "top-left".
+    the named initialisations "center" and "top-left". A model with several
+    latent variables per example (``latent_shape``) overrides the batch
+    methods ``loss_augmented``, ``latent_table``, ``phi_sum`` and
+    ``joint_features``.
     """
 
     n_classes: int = 2
+
+    def _single_latent_only(self, data: Any, what: str) -> None:
+        if tuple(self.latent_shape(data)) != ():
+            raise NotImplementedError(
+                f"{type(self).__name__} has latent_shape {tuple(self.latent_shape(data))}: "
+                f"it must implement {what} itself (the base class enumerates one latent int).")
 
     # -- data ------------------------------------------------------------------
     def prepare(self, X: Any) -> Any:
@@ -99,8 +122,12 @@ class LatentModel:
         return data[i]
 
     def n_latent(self, data: Any) -> np.ndarray:
-        """Number of latent values of each example, int32 of shape (n,)."""
+        """Number of latent values of each example, int32 of shape (n,) + latent_shape."""
         raise NotImplementedError
+
+    def latent_shape(self, data: Any) -> Tuple[int, ...]:
+        """Shape of one example's latent value: () for one int (the default), (R,) for R ints."""
+        return ()
 
     def latent_positions(self, data: Any) -> Optional[np.ndarray]:
         """(n_latent_max, 2) relative (row, column) of each latent value, or None."""
@@ -133,6 +160,7 @@ class LatentModel:
                        table: bool = False, phi: bool = False, augment: bool = True
                        ) -> Augmented:
         """Loss-augmented inference (plain inference with ``augment=False``) for examples ``idx``."""
+        self._single_latent_only(data, "loss_augmented")
         nl = self.n_latent(data)
         m = idx.shape[0]
         width = int(nl.max())
@@ -163,6 +191,7 @@ class LatentModel:
 
     def latent_table(self, data: Any, y: np.ndarray, w: np.ndarray, idx: np.ndarray) -> np.ndarray:
         """s_i(z) = w.phi(x_i, y_i, z) for i in ``idx``: shape (m, max_latent), -inf padded."""
+        self._single_latent_only(data, "latent_table")
         nl = self.n_latent(data)
         tab = np.full((idx.shape[0], int(nl.max())), -np.inf)
         for r, i in enumerate(idx):
@@ -173,6 +202,7 @@ class LatentModel:
 
     def phi_sum(self, data: Any, y: np.ndarray, z: np.ndarray, idx: np.ndarray) -> np.ndarray:
         """sum_r phi(x_i, y_i, z[r]) over i = idx[r]."""
+        self._single_latent_only(data, "phi_sum")
         out = np.zeros(self.size_joint_feature(data))
         for r, i in enumerate(idx):
             out += self.joint_feature(self.example(data, int(i)), int(y[i]), int(z[r]))
@@ -197,7 +227,8 @@ class LatentModel:
         for r in order:
             i = int(idx[r])
             a = self.loss_augmented(data, y, w, idx[r:r + 1])
-            yh, zh = int(a.y_hat[0]), int(a.z_hat[0])
+            yh = int(a.y_hat[0])
+            zh = a.z_hat[0] if a.z_hat.ndim > 1 else int(a.z_hat[0])
             phi_hat = self.joint_feature(self.example(data, i), yh, zh)
             lhat = self.loss(int(y[i]), yh) / m
             diff = phi_hat - P[r]

@@ -1,0 +1,479 @@
+# Kernels of the region-part model (paper section 5.3, the reconfigurable bag of parts).
+#
+# An image x_i is a grid of R regions with a feature vector x_i[r] each; its latent
+# value is a part label z_r in 0..P-1 per region; parts are shared by the C classes:
+#
+#     score(x, y, z) = sum_r ( U[z_r] . x[r] + V[y, z_r] )
+#
+# with U (P, d) the part filters and V (C, P) the class-to-part assignment scores;
+# w = (U, V) flattened row-major. Per image the part responses S = x U^T (R, P) are
+# computed once (BLAS dgemm, double precision), then every class costs R P additions:
+# for a fixed class the score is separable over regions, so
+#
+#     max_z score(x, c, z) = sum_r max_p ( S[r, p] + V[c, p] ).
+#
+# Rules (as _lssvm.pyx): examples addressed through `idx`, position r of idx processed
+# on its own; sums of joint features accumulated per chunk of CHUNK positions into that
+# chunk's slot (the caller reduces the slots in a fixed order); sums over regions in
+# region order. Results never depend on the thread count. Ties: per region the first
+# maximising part, then the first maximising class.
+from cython.parallel cimport prange, parallel
+from libc.stdlib cimport malloc, calloc, realloc, free
+from libc.stdint cimport int64_t
+from libc.math cimport INFINITY
+
+from scipy.linalg.cython_blas cimport dgemm
+import numpy as np
+
+from ._common cimport floating
+
+#: Positions per chunk (one slot of joint-feature sums each); depends on nothing but n.
+CHUNK = 16
+cdef Py_ssize_t _CHUNK = 16
+#: Images per dgemm of part responses.
+cdef Py_ssize_t _BLOCK = 8
+
+
+cdef inline void _responses(const floating* x, Py_ssize_t R, Py_ssize_t d, const double* UT,
+                            Py_ssize_t P, double* xbuf, double* S) noexcept nogil:
+    """S (R, P) row-major = x (R, d) UT (d, P), by one BLAS dgemm."""
+    cdef Py_ssize_t f
+    cdef int M = <int>P, N = <int>R, Kd = <int>d
+    cdef double one = 1.0, zero = 0.0
+    cdef char tn = b'N'
+    cdef const double* xd
+    if floating is double:
+        xd = x
+    else:
+        for f in range(R * d):
+            xbuf[f] = <double>x[f]
+        xd = xbuf
+    dgemm(&tn, &tn, &M, &N, &Kd, &one, <double*>UT, &M, <double*>xd, &Kd, &zero, S, &M)
+
+
+cdef inline void _block_responses(const floating[:, :, ::1] X, const int64_t[::1] idx,
+                                  Py_ssize_t q0, Py_ssize_t B, const double* UT, Py_ssize_t P,
+                                  double* xbuf, double* S) noexcept nogil:
+    """S (B R, P) = the part responses of the images idx[q0 .. q0 + B), one dgemm.
+
+    Consecutive double images are read in place; otherwise they are gathered
+    (and converted) into ``xbuf`` first. Every entry is the same dot product
+    whichever way, so results do not depend on the blocking.
+    """
+    cdef Py_ssize_t R = X.shape[1], d = X.shape[2], b, f
+    cdef int M = <int>P, N = <int>(B * R), Kd = <int>d
+    cdef double one = 1.0, zero = 0.0
+    cdef char tn = b'N'
+    cdef const double* xd
+    cdef const floating* src
+    cdef bint contiguous = floating is double
+    for b in range(1, B):
+        if idx[q0 + b] != idx[q0] + b:
+            contiguous = False
+    if contiguous:
+        xd = <const double*>&X[idx[q0], 0, 0]
+    else:
+        for b in range(B):
+            src = &X[idx[q0 + b], 0, 0]
+            for f in range(R * d):
+                xbuf[b * R * d + f] = <double>src[f]
+        xd = xbuf
+    dgemm(&tn, &tn, &M, &N, &Kd, &one, <double*>UT, &M, <double*>xd, &Kd, &zero, S, &M)
+
+
+cdef inline void _class_totals(const double* S, Py_ssize_t R, Py_ssize_t P, const double* VT,
+                               Py_ssize_t C, double* acc, double* tot) noexcept nogil:
+    """tot[c] = sum_r max_p (S[r, p] + VT[p, c]) for every class c, regions in order.
+
+    The max runs over parts with the classes innermost (vectorised); a max is
+    exact, so every total equals the per-class sequential one.
+    """
+    cdef Py_ssize_t r, p, c
+    cdef double s
+    cdef const double* row
+    cdef const double* v
+    for c in range(C):
+        tot[c] = 0.0
+    for r in range(R):
+        row = S + r * P
+        for c in range(C):
+            acc[c] = row[0] + VT[c]
+        for p in range(1, P):
+            v = VT + p * C
+            for c in range(C):
+                s = row[p] + v[c]
+                acc[c] = s if s > acc[c] else acc[c]
+        for c in range(C):
+            tot[c] = tot[c] + acc[c]
+
+
+def augmented_pass(const floating[:, :, ::1] X, const int[::1] y, const int64_t[::1] idx,
+                   const double[:, ::1] UT, const double[:, ::1] V, const double[:, ::1] loss,
+                   double[::1] H, int[::1] y_hat, int[:, ::1] z_hat, double[:, :, ::1] table,
+                   double[:, ::1] phi_slots, double[::1] loss_slots, int n_threads):
+    """Loss-augmented inference for the images idx[q], q < m.
+
+    For each q (i = idx[q]): H[q] = max_{c, z} score(x_i, c, z) + loss[y_i, c], reached at
+    class y_hat[q] with part labels z_hat[q] (R,). If ``table`` has m rows,
+    table[q, r, p] = S[r, p] + V[y_i, p] (the latent scores of the true class per
+    region). If ``phi_slots`` has rows, chunk k of positions adds the joint feature of
+    (y_hat, z_hat) to phi_slots[k] (layout: U block P*d, then V block C*P) and
+    loss[y_i, y_hat] to loss_slots[k]. With a zero ``loss`` this is plain inference.
+    UT is U transposed, (d, P). Part responses come from one dgemm per block of
+    BLOCK images.
+    """
+    cdef Py_ssize_t m = idx.shape[0], R = X.shape[1], d = X.shape[2]
+    cdef Py_ssize_t P = UT.shape[1], C = V.shape[0]
+    cdef Py_ssize_t n_chunks = (m + _CHUNK - 1) // _CHUNK
+    cdef bint want_table = table.shape[0] == m and m > 0
+    cdef bint want_phi = phi_slots.shape[0] > 0
+    cdef Py_ssize_t k, q, q0, b, B, r, p, c, f, lo, hi, D = P * d + C * P
+    cdef int64_t i
+    cdef int yi, by, bp
+    cdef double best, tot, s, bs
+    cdef double* S
+    cdef double* Sq
+    cdef double* xbuf
+    cdef double* acc
+    cdef double* tots
+    cdef double* slot
+    cdef const double* row
+    cdef const double* vrow
+    cdef const floating* xr
+    cdef double[:, ::1] VT = np.ascontiguousarray(np.asarray(V).T)
+    if m == 0:
+        return
+    with nogil, parallel(num_threads=n_threads):
+        S = <double*>malloc(_BLOCK * R * P * sizeof(double))
+        xbuf = <double*>malloc(_BLOCK * R * d * sizeof(double))
+        acc = <double*>malloc(2 * C * sizeof(double))
+        tots = acc + C
+        for k in prange(n_chunks, schedule="static"):
+            lo = k * _CHUNK
+            hi = min(lo + _CHUNK, m)
+            if want_phi:
+                slot = &phi_slots[k, 0]
+                for f in range(D):
+                    slot[f] = 0.0
+                loss_slots[k] = 0.0
+            q0 = lo
+            while q0 < hi:
+                B = min(_BLOCK, hi - q0)
+                _block_responses(X, idx, q0, B, &UT[0, 0], P, xbuf, S)
+                for b in range(B):
+                    q = q0 + b
+                    i = idx[q]
+                    yi = y[i]
+                    Sq = S + b * R * P
+                    _class_totals(Sq, R, P, &VT[0, 0], C, acc, tots)
+                    best = -INFINITY
+                    by = 0
+                    for c in range(C):
+                        tot = tots[c] + loss[yi, c]
+                        if tot > best:
+                            best = tot
+                            by = <int>c
+                    H[q] = best
+                    y_hat[q] = by
+                    vrow = &V[by, 0]
+                    for r in range(R):
+                        row = Sq + r * P
+                        bp = 0
+                        bs = row[0] + vrow[0]
+                        for p in range(1, P):
+                            s = row[p] + vrow[p]
+                            if s > bs:
+                                bs = s
+                                bp = <int>p
+                        z_hat[q, r] = bp
+                        if want_phi:
+                            xr = &X[i, r, 0]
+                            slot = &phi_slots[k, bp * d]
+                            for f in range(d):
+                                slot[f] = slot[f] + <double>xr[f]
+                            phi_slots[k, P * d + by * P + bp] = \
+                                phi_slots[k, P * d + by * P + bp] + 1.0
+                    if want_phi:
+                        loss_slots[k] = loss_slots[k] + loss[yi, by]
+                    if want_table:
+                        vrow = &V[yi, 0]
+                        for r in range(R):
+                            row = Sq + r * P
+                            for p in range(P):
+                                table[q, r, p] = row[p] + vrow[p]
+                q0 = q0 + B
+        free(S)
+        free(xbuf)
+        free(acc)
+
+
+def latent_table(const floating[:, :, ::1] X, const int[::1] y, const int64_t[::1] idx,
+                 const double[:, ::1] UT, const double[:, ::1] V, double[:, :, ::1] table,
+                 int n_threads):
+    """table[q, r, p] = U[p] . x_i[r] + V[y_i, p] for i = idx[q] (same arithmetic as the pass)."""
+    cdef Py_ssize_t m = idx.shape[0], R = X.shape[1], d = X.shape[2], P = UT.shape[1]
+    cdef Py_ssize_t q, r, p
+    cdef int64_t i
+    cdef double* S
+    cdef double* xbuf
+    cdef const double* vrow
+    if m == 0:
+        return
+    with nogil, parallel(num_threads=n_threads):
+        S = <double*>malloc(R * P * sizeof(double))
+        xbuf = <double*>malloc(R * d * sizeof(double))
+        for q in prange(m, schedule="static"):
+            i = idx[q]
+            _responses(&X[i, 0, 0], R, d, &UT[0, 0], P, xbuf, S)
+            vrow = &V[y[i], 0]
+            for r in range(R):
+                for p in range(P):
+                    table[q, r, p] = S[r * P + p] + vrow[p]
+        free(S)
+        free(xbuf)
+
+
+def phi_accumulate(const floating[:, :, ::1] X, const int[::1] y, const int[:, ::1] z,
+                   const int64_t[::1] idx, Py_ssize_t n_parts, Py_ssize_t n_classes,
+                   double[:, ::1] phi_slots, int n_threads):
+    """phi_slots[k] = sum of phi(x_i, y_i, z[q]) over the chunk k of positions (i = idx[q])."""
+    cdef Py_ssize_t m = idx.shape[0], R = X.shape[1], d = X.shape[2]
+    cdef Py_ssize_t P = n_parts, C = n_classes, D = P * d + C * P
+    cdef Py_ssize_t n_chunks = (m + _CHUNK - 1) // _CHUNK
+    cdef Py_ssize_t k, q, r, f, lo, hi
+    cdef int64_t i
+    cdef int p, yi
+    cdef double* slot
+    cdef const floating* xr
+    if m == 0:
+        return
+    with nogil:
+        for k in prange(n_chunks, schedule="static", num_threads=n_threads):
+            lo = k * _CHUNK
+            hi = min(lo + _CHUNK, m)
+            for f in range(D):
+                phi_slots[k, f] = 0.0
+            for q in range(lo, hi):
+                i = idx[q]
+                yi = y[i]
+                for r in range(R):
+                    p = z[q, r]
+                    xr = &X[i, r, 0]
+                    slot = &phi_slots[k, p * d]
+                    for f in range(d):
+                        slot[f] = slot[f] + <double>xr[f]
+                    phi_slots[k, P * d + yi * P + p] = phi_slots[k, P * d + yi * P + p] + 1.0
+
+
+# -- greedy single-region moves under a cost budget (the Potts bias's local search) ------------
+#
+# A move gives one region a label of one of its 4 neighbours. Its priority key is
+# (category, k1, k2, cell): category 0 lowers the Potts energy without raising the cost
+# (k1 = dE, k2 = dc), category 1 keeps the energy and lowers the cost (k1 = dc), category 2
+# lowers the energy at a cost (mode 0: k1 = cost per unit of energy saved; mode 1: k1 = the
+# cost, the cheapest first; k2 = dE). Moves are taken from a
+# binary heap, smallest key first, while their cost fits the slack; after a move the region
+# and its neighbours are re-evaluated (stale heap entries are recognised by a version
+# number). Each move lowers (energy, cost) lexicographically, so the search ends.
+# Sequential and deterministic (the cell index breaks ties).
+cdef struct Move:
+    int cat
+    double k1
+    double k2
+    int cell
+    int version
+    int label
+    double dc
+
+
+cdef struct Heap:
+    Move* data
+    Py_ssize_t size
+    Py_ssize_t cap
+
+
+cdef inline bint _before(Move* a, Move* b) noexcept nogil:
+    if a.cat != b.cat:
+        return a.cat < b.cat
+    if a.k1 != b.k1:
+        return a.k1 < b.k1
+    if a.k2 != b.k2:
+        return a.k2 < b.k2
+    return a.cell < b.cell
+
+
+cdef int _push(Heap* h, Move m) noexcept nogil:
+    cdef Py_ssize_t i, p
+    cdef Move* grown
+    cdef Move tmp
+    if h.size == h.cap:
+        grown = <Move*>realloc(h.data, 2 * h.cap * sizeof(Move))
+        if grown == NULL:
+            return -1
+        h.data = grown
+        h.cap = 2 * h.cap
+    i = h.size
+    h.data[i] = m
+    h.size += 1
+    while i > 0:
+        p = (i - 1) // 2
+        if _before(&h.data[i], &h.data[p]):
+            tmp = h.data[i]
+            h.data[i] = h.data[p]
+            h.data[p] = tmp
+            i = p
+        else:
+            break
+    return 0
+
+
+cdef Move _pop(Heap* h) noexcept nogil:
+    cdef Move top = h.data[0]
+    cdef Move tmp
+    cdef Py_ssize_t i = 0, l, r, s
+    h.size -= 1
+    h.data[0] = h.data[h.size]
+    while True:
+        l = 2 * i + 1
+        r = l + 1
+        s = i
+        if l < h.size and _before(&h.data[l], &h.data[s]):
+            s = l
+        if r < h.size and _before(&h.data[r], &h.data[s]):
+            s = r
+        if s == i:
+            break
+        tmp = h.data[i]
+        h.data[i] = h.data[s]
+        h.data[s] = tmp
+        i = s
+    return top
+
+
+cdef inline int _nbrs(int r, int H, int W, int* out) noexcept nogil:
+    """Neighbours of region r (up, down, left, right) in out; returns their number."""
+    cdef int i = r // W, j = r % W, k = 0
+    if i > 0:
+        out[k] = r - W
+        k += 1
+    if i < H - 1:
+        out[k] = r + W
+        k += 1
+    if j > 0:
+        out[k] = r - 1
+        k += 1
+    if j < W - 1:
+        out[k] = r + 1
+        k += 1
+    return k
+
+
+cdef inline bint _best_move(const double* c, const int* zi, int r, int H, int W, int cell,
+                            int version, Py_ssize_t tabu_cell, int tabu_label, int mode,
+                            Move* out) noexcept nogil:
+    """The best move of region r of one image (labels zi, costs c (R, L)); False if none."""
+    cdef int nb[4]
+    cdef int k = _nbrs(r, H, W, nb), a, b, cur = zi[r], lab, dis_cur = 0, dE, cat
+    cdef bint found = False, seen
+    cdef double dc, k1, k2
+    cdef Move m
+    for a in range(k):
+        if zi[nb[a]] != cur:
+            dis_cur += 1
+    for a in range(k):
+        lab = zi[nb[a]]
+        if lab == cur or (cell == tabu_cell and lab == tabu_label):
+            continue
+        seen = False
+        for b in range(a):
+            if zi[nb[b]] == lab:
+                seen = True
+        if seen:
+            continue
+        dE = -dis_cur
+        for b in range(k):
+            if zi[nb[b]] != lab:
+                dE += 1
+        dc = c[lab] - c[cur]
+        if dE < 0 and dc <= 0:
+            cat = 0
+            k1 = dE
+            k2 = dc
+        elif dE == 0 and dc < 0:
+            cat = 1
+            k1 = dc
+            k2 = 0.0
+        elif dE < 0:
+            cat = 2
+            k1 = dc / (-dE) if mode == 0 else dc
+            k2 = dE
+        else:
+            continue
+        m.cat = cat
+        m.k1 = k1
+        m.k2 = k2
+        m.cell = cell
+        m.version = version
+        m.label = lab
+        m.dc = dc
+        if not found or _before(&m, out):
+            out[0] = m
+            found = True
+    return found
+
+
+def greedy_moves(const double[:, :, ::1] costs, int[:, ::1] z, double slack, int H, int W,
+                 Py_ssize_t tabu_cell=-1, int tabu_label=-1, int mode=0):
+    """Greedy single-region moves on the labelings z (n, R) in place; returns the slack left.
+
+    ``costs`` (n, R, L). The move (tabu_cell = i * R + r, tabu_label) is never made.
+    ``mode`` orders the moves that cost: 0 by cost per unit of energy saved, 1 cheapest first.
+    """
+    cdef Py_ssize_t n = z.shape[0], R = z.shape[1], L = costs.shape[2]
+    cdef Py_ssize_t i, q
+    cdef int r, k, a, cell
+    cdef int nb[4]
+    cdef int* version = <int*>calloc(n * R, sizeof(int))
+    cdef Heap h
+    cdef Move m, top
+    cdef int failed = 0
+    h.cap = n * R + 16
+    h.size = 0
+    h.data = <Move*>malloc(h.cap * sizeof(Move))
+    if version == NULL or h.data == NULL:
+        free(version)
+        free(h.data)
+        raise MemoryError()
+    with nogil:
+        for i in range(n):
+            for r in range(R):
+                cell = <int>(i * R + r)
+                if _best_move(&costs[i, r, 0], &z[i, 0], r, H, W, cell, 0, tabu_cell,
+                              tabu_label, mode, &m):
+                    if _push(&h, m) != 0:
+                        failed = 1
+        while h.size > 0 and not failed:
+            top = _pop(&h)
+            if top.version != version[top.cell] or top.dc > slack:
+                continue
+            i = top.cell // R
+            r = <int>(top.cell % R)
+            z[i, r] = top.label
+            slack = slack - top.dc
+            version[top.cell] += 1
+            k = _nbrs(r, H, W, nb)
+            nb[k] = r
+            for a in range(k + 1):
+                cell = <int>(i * R + nb[a])
+                if a < k:
+                    version[cell] += 1
+                if _best_move(&costs[i, nb[a], 0], &z[i, 0], nb[a], H, W, cell,
+                              version[cell], tabu_cell, tabu_label, mode, &m):
+                    if _push(&h, m) != 0:
+                        failed = 1
+                        break
+    free(version)
+    free(h.data)
+    if failed:
+        raise MemoryError()
+    return slack

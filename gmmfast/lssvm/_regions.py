@@ -1,0 +1,563 @@
+"""The reconfigurable region-part model of the scene experiment (paper section 5.3).
+
+An image is a grid of R = H * W regions with a feature vector each; its latent
+value is a part label per region, the parts shared by all classes::
+
+    score(x, y, z) = sum_r ( u_{z_r} . x_r + v_{y, z_r} )
+
+(``u_p`` the part filters, ``v_{y,p}`` the class-to-part assignment scores).
+For a fixed class the score is separable over regions, so the LS-SVM bound
+family treats the R part labels of an image as R latent variables with the
+per-region cost ``c_{i,r}(p) = -(u_p . x_r + v_{y_i,p}) / n``.
+
+This module holds the model (Cython inference in ``_kernels/_regions.pyx``),
+the Potts bias of the paper (eq. 16: favour bounds whose labelings are
+spatially coherent) maximised over valid bounds by Lagrangian relaxation and
+alpha-expansion, and the paper's initialisations: parts discovered by
+k-means on region features, each training image labelled by alpha-expansion
+with a Potts weight lambda; or random labels.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Tuple
+
+import numpy as np
+
+from .._kernels import _regions as K
+from .._validation import check_int
+from ..core import Selection
+from ..latent import table_value
+from ..potts import alpha_expansion, potts_energy, potts_lagrangian
+from ._models import Augmented, LatentModel, _threads
+
+__all__ = ["RegionPartModel", "Regions", "PottsBias", "potts_select", "discover_parts",
+           "part_unaries", "coherent_labels"]
+
+
+def _check_grid(grid: Any) -> Tuple[int, int]:
+    if (not isinstance(grid, (tuple, list)) or len(grid) != 2
+            or not all(isinstance(g, numbers.Integral) and not isinstance(g, bool) and g >= 1
+                       for g in grid)):
+        raise ValueError(f"grid must be a pair (H, W) of positive integers, got {grid!r}.")
+    return int(grid[0]), int(grid[1])
+
+
+@dataclass
+class Regions:
+    """Data of :class:`RegionPartModel`: region features X of shape (n, R, d), C-contiguous."""
+
+    X: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.X.shape[0])
+
+
+class RegionPartModel(LatentModel):
+    """Scene classification with a latent part label per region (the paper's RBoW model).
+
+    ``w = (U, V)`` with part filters ``U`` (n_parts, d) and class-to-part
+    scores ``V`` (n_classes, n_parts), flattened in that order (row-major);
+    ``score(x, y, z) = sum_r U[z_r] . x[r] + V[y, z_r]``. The latent value of
+    an image is an int32 vector of R part labels (``latent_shape = (R,)``).
+    Loss-augmented inference computes the part responses ``x U^T`` once per
+    image (BLAS), then each class in O(R n_parts); nogil, prange over images.
+
+    Parameters
+    ----------
+    n_classes : int >= 2
+    n_parts : int >= 1
+        Parts shared by all classes.
+    grid : (H, W), default=(10, 10)
+        Regions per image, R = H * W in row-major order (the Potts bias and
+        the coherent initialisation use the 4-neighbourhood of this grid).
+    loss : array of shape (n_classes, n_classes), optional
+        Delta[y_true, y]; 0-1 loss by default.
+    """
+
+    def __init__(self, n_classes: int, n_parts: int, grid: Tuple[int, int] = (10, 10), *,
+                 loss: Optional[Any] = None):
+        self.n_classes = check_int(n_classes, "n_classes", 2)
+        self.n_parts = check_int(n_parts, "n_parts", 1)
+        self.grid = _check_grid(grid)
+        C = self.n_classes
+        if loss is None:
+            Lm = 1.0 - np.eye(C)
+        else:
+            Lm = np.array(loss, dtype=np.float64)
+            if Lm.shape != (C, C) or not np.isfinite(Lm).all() or (Lm < 0).any() \
+                    or (np.diag(Lm) != 0).any():
+                raise ValueError(f"loss must be a finite non-negative ({C}, {C}) array with a "
+                                 "zero diagonal.")
+        self._loss = np.ascontiguousarray(Lm)
+
+    def __repr__(self) -> str:
+        return (f"RegionPartModel(n_classes={self.n_classes}, n_parts={self.n_parts}, "
+                f"grid={self.grid})")
+
+    @property
+    def n_regions(self) -> int:
+        return self.grid[0] * self.grid[1]
+
+    # -- data ------------------------------------------------------------------
+    def prepare(self, X: Any) -> Regions:
+        """Validate X: an (n, R, d) array of finite numbers with R = H * W."""
+        if isinstance(X, Regions):
+            return X
+        arr = np.asarray(X)
+        if arr.ndim != 3:
+            raise ValueError(f"X must be an (n, R, d) array of region features, got shape "
+                             f"{arr.shape}.")
+        if arr.dtype.kind not in "fiub":
+            raise ValueError(f"X must contain numbers, got dtype {arr.dtype}.")
+        if arr.dtype not in (np.float32, np.float64):
+            arr = arr.astype(np.float64)
+        n, R, d = arr.shape
+        if n == 0 or d == 0:
+            raise ValueError(f"X must be non-empty in every dimension, got shape {arr.shape}.")
+        if R != self.n_regions:
+            raise ValueError(f"X has {R} regions per image but grid {self.grid} has "
+                             f"{self.n_regions}.")
+        if not np.isfinite(arr).all():
+            raise ValueError("X contains NaN or infinity; all values must be finite.")
+        return Regions(np.ascontiguousarray(arr))
+
+    def n_samples(self, data: Regions) -> int:
+        return int(data.X.shape[0])
+
+    def example(self, data: Regions, i: int) -> np.ndarray:
+        return data.X[i]
+
+    def latent_shape(self, data: Regions) -> Tuple[int, ...]:
+        return (self.n_regions,)
+
+    def n_latent(self, data: Regions) -> np.ndarray:
+        return np.full((data.X.shape[0], self.n_regions), self.n_parts, dtype=np.int32)
+
+    # -- the model ---------------------------------------------------------------
+    def size_joint_feature(self, data: Regions) -> int:
+        return self.n_parts * int(data.X.shape[2]) + self.n_classes * self.n_parts
+
+    def check_size(self, data: Regions, size: int) -> None:
+        if self.size_joint_feature(data) != size:
+            d = (size - self.n_classes * self.n_parts) / self.n_parts
+            raise ValueError(f"X has {data.X.shape[2]} features per region, but the model was "
+                             f"trained with {d:g}.")
+
+    def joint_feature(self, x: np.ndarray, y: int, z: Any) -> np.ndarray:
+        """phi(x, y, z): per part the sum of its regions' features, then (class, part) counts."""
+        P, d = self.n_parts, x.shape[1]
+        z = np.asarray(z, dtype=np.intp)
+        U = np.zeros((P, d))
+        np.add.at(U, z, x.astype(np.float64))
+        V = np.zeros((self.n_classes, P))
+        np.add.at(V[int(y)], z, 1.0)
+        return np.concatenate([U.ravel(), V.ravel()])
+
+    def loss(self, y_true: int, y: int) -> float:
+        return float(self._loss[int(y_true), int(y)])
+
+    def loss_matrix(self) -> np.ndarray:
+        return self._loss
+
+    def split(self, w: np.ndarray, d: int) -> Tuple[np.ndarray, np.ndarray]:
+        """(U (n_parts, d), V (n_classes, n_parts)) views of w."""
+        w = np.ascontiguousarray(w, dtype=np.float64)
+        P = self.n_parts
+        return w[: P * d].reshape(P, d), w[P * d:].reshape(self.n_classes, P)
+
+    def _work(self, data: Regions, m: int) -> int:
+        return _threads(m * data.X.shape[1] * data.X.shape[2] * self.n_parts)
+
+    def loss_augmented(self, data: Regions, y: np.ndarray, w: np.ndarray, idx: np.ndarray, *,
+                       table: bool = False, phi: bool = False, augment: bool = True
+                       ) -> Augmented:
+        X = data.X
+        m, (n, R, d), C, P = idx.shape[0], X.shape, self.n_classes, self.n_parts
+        U, V = self.split(w, d)
+        UT = np.ascontiguousarray(U.T)
+        V = np.ascontiguousarray(V)
+        H = np.empty(m)
+        y_hat = np.empty(m, dtype=np.int32)
+        z_hat = np.empty((m, R), dtype=np.int32)
+        tab = np.empty((m, R, P)) if table else np.empty((0, 0, 0))
+        n_chunks = -(-m // K.CHUNK)
+        slots = np.empty((n_chunks, P * d + C * P)) if phi else np.empty((0, 0))
+        loss_slots = np.empty(n_chunks if phi else 0)
+        Lm = self._loss if augment else np.zeros((C, C))
+        K.augmented_pass(X, y, idx, UT, V, Lm, H, y_hat, z_hat, tab, slots, loss_slots,
+                         self._work(data, m))
+        phi_sum = slots.sum(axis=0) if phi else None
+        if phi and not augment:
+            loss_sum = float(self._loss[y[idx], y_hat].sum())
+        else:
+            loss_sum = float(loss_slots.sum()) if phi else 0.0
+        return Augmented(H, y_hat, z_hat, tab if table else None, phi_sum, loss_sum)
+
+    def latent_table(self, data: Regions, y: np.ndarray, w: np.ndarray,
+                     idx: np.ndarray) -> np.ndarray:
+        """s_{i,r}(p) = u_p . x_r + v_{y_i,p} for i in ``idx``: shape (m, R, n_parts)."""
+        X = data.X
+        U, V = self.split(w, X.shape[2])
+        tab = np.empty((idx.shape[0], X.shape[1], self.n_parts))
+        K.latent_table(X, y, idx, np.ascontiguousarray(U.T), np.ascontiguousarray(V), tab,
+                       self._work(data, idx.shape[0]))
+        return tab
+
+    def phi_sum(self, data: Regions, y: np.ndarray, z: np.ndarray,
+                idx: np.ndarray) -> np.ndarray:
+        X = data.X
+        m = idx.shape[0]
+        z = np.ascontiguousarray(z, dtype=np.int32).reshape(m, X.shape[1])
+        D = self.size_joint_feature(data)
+        slots = np.empty((-(-m // K.CHUNK), D))
+        K.phi_accumulate(X, y, z, idx, self.n_parts, self.n_classes, slots,
+                         _threads(m * X.shape[1] * X.shape[2] * 16))
+        return slots.sum(axis=0)
+
+    def joint_features(self, data: Regions, y: np.ndarray, z: np.ndarray,
+                       idx: np.ndarray) -> np.ndarray:
+        return np.array([self.joint_feature(data.X[int(i)], int(y[i]), z[r])
+                         for r, i in enumerate(idx)], dtype=np.float64).reshape(
+            idx.shape[0], self.size_joint_feature(data))
+
+
+# -- the Potts bias -------------------------------------------------------------------------
+def potts_select(costs: np.ndarray, budget: float, touching: np.ndarray,
+                 grid: Tuple[int, int], *, n_bisect: int = 30, max_cycles: int = 20,
+                 exchanges: int = 16) -> Tuple[np.ndarray, float, Dict[str, float]]:
+    """The most coherent labeling within budget: min sum_i E(z_i) s.t. fsum c(z) <= budget.
+
+    ``costs`` (n, R, L) is the per-region cost table, ``touching`` (n, R) a
+    labeling within budget (the per-region argmin). Three steps:
+
+    1. Lagrangian relaxation of the one budget: for a multiplier mu every
+       image solves ``min_z mu * c_i(z) + E(z_i)`` by alpha-expansion
+       (:func:`gmmfast.potts.potts_lagrangian`); the smallest mu whose labeling
+       is within budget is found by bisection in log scale (mu -> inf gives the
+       touching labeling, always valid; mu -> 0 every image's cheapest constant
+       labeling, E = 0, which is returned at once if it is within budget).
+    2. Every labeling met on the way is a candidate for its image; one
+       candidate per image is chosen by the greedy multiple-choice knapsack
+       (each image's lower convex hull of (cost, energy), steps taken in order
+       of energy saved per unit of cost while the budget allows).
+    3. Local search: single regions take a neighbour's label, greedily, when
+       that lowers the energy within the remaining budget (or keeps the energy
+       and lowers the cost), the moves that cost ordered by cost per unit of
+       energy saved or cheapest first; run from the knapsack's choice and from
+       the touching labeling. From the best result (the most coherent, then
+       the cheapest), up to ``exchanges`` exchanges: undo one change, forbid
+       it, search again with the freed budget.
+
+    Returns the labeling (n, R) int32 within budget, its exact cost, and
+    diagnostics (the multiplier, the Potts energies of the result and of the
+    touching labeling, the alpha-expansion batches solved).
+    """
+    costs = np.ascontiguousarray(costs, dtype=np.float64)
+    n, R, L = costs.shape
+    H, W = grid
+    flat = costs.reshape(n * R, L)
+    touching = np.ascontiguousarray(touching, dtype=np.int32).reshape(n, R)
+
+    def value(z: np.ndarray) -> float:
+        return table_value(flat, z.reshape(-1))
+
+    def energy(z: np.ndarray) -> np.ndarray:
+        return potts_energy(z.reshape(n, H, W))
+
+    t_val = value(touching)
+    if not t_val <= budget:
+        raise ValueError(f"the touching labeling costs {t_val!r}, more than the budget "
+                         f"{budget!r}.")
+    e_touch = energy(touching)
+    info = {"multiplier": math.inf, "energy": float(e_touch.sum()),
+            "touching_energy": float(e_touch.sum()), "evaluations": 0}
+    # mu -> 0: the cheapest constant labeling of each image (E = 0 everywhere)
+    const = np.repeat(costs.sum(axis=1).argmin(axis=1)[:, None], R, axis=1).astype(np.int32)
+    c_val = value(const)
+    if c_val <= budget:
+        info.update(multiplier=0.0, energy=0.0)
+        return const, c_val, info
+    if e_touch.sum() == 0:
+        return touching, t_val, info
+    cands = [(touching, costs_per_image(costs, touching), e_touch),
+             (const, costs_per_image(costs, const), np.zeros(n, dtype=np.int64))]
+    # 1. bisection on the multiplier; scale: one Potts edge against a region's typical margin
+    srt = np.sort(costs, axis=2)
+    gaps = (srt[:, :, 1] - srt[:, :, 0]) if L > 1 else np.ones((n, R))
+    pos = gaps[gaps > 0]
+    mu0 = 1.0 / float(np.median(pos)) if pos.size else 1.0
+
+    def solve(mu: float) -> float:
+        z, c, e = potts_lagrangian(costs, mu, grid, max_cycles=max_cycles)
+        info["evaluations"] += 1
+        cands.append((z, c, e))
+        return value(z)
+
+    mu_hi, mu_lo = math.inf, None
+    if solve(mu0) <= budget:
+        mu_hi = mu0
+        for _ in range(60):           # go down until invalid
+            if solve(mu_hi / 4.0) <= budget:
+                mu_hi /= 4.0
+            else:
+                mu_lo = mu_hi / 4.0
+                break
+    else:
+        mu_lo = mu0
+        for _ in range(60):           # go up until valid
+            if solve(mu_lo * 4.0) <= budget:
+                mu_hi = mu_lo * 4.0
+                break
+            mu_lo *= 4.0
+    if mu_lo is not None and math.isfinite(mu_hi):
+        for _ in range(n_bisect):
+            mid = math.sqrt(mu_lo * mu_hi)
+            if not mu_lo < mid < mu_hi:
+                break
+            if solve(mid) <= budget:
+                mu_hi = mid
+            else:
+                mu_lo = mid
+    # 2. one candidate per image: greedy multiple-choice knapsack
+    z = _choose_candidates(cands, budget - t_val)
+    v = value(z)
+    if not v <= budget:               # rounding in the running sums: the touching start is safe
+        z, v = touching.copy(), t_val
+    # 3. local search on single regions, from that choice and from the touching labeling,
+    #    with both orders of the moves; exchanges from the best result
+    best = (float(e_touch.sum()), t_val, touching.copy(), e_touch)
+
+    def consider(cand: np.ndarray) -> None:
+        nonlocal best
+        vc = value(cand)
+        if vc <= budget:
+            ec = energy(cand)
+            if (float(ec.sum()), vc) < best[:2]:
+                best = (float(ec.sum()), vc, cand, ec)
+
+    consider(z)
+    for start, v_start in ((z, v), (touching, t_val)):
+        for mode in (0, 1):
+            cand = np.ascontiguousarray(start, dtype=np.int32).copy()
+            K.greedy_moves(costs, cand, float(budget - v_start), H, W, -1, -1, mode)
+            consider(cand)
+    consider(_exchanges(costs, best[2], touching, budget - best[1], grid, exchanges))
+    _, v, z, e = best
+    info.update(multiplier=mu_hi, energy=float(e.sum()))
+    return z, v, info
+
+
+def _choose_candidates(cands: List[Tuple[np.ndarray, np.ndarray, np.ndarray]],
+                       slack: float) -> np.ndarray:
+    """Greedy multiple-choice knapsack over per-image candidate labelings.
+
+    ``cands[0]`` is the start (the touching labeling, the cheapest per image).
+    Each image's candidates are reduced to the lower convex hull of (extra
+    cost over the start, energy); hull steps of all images are taken in order
+    of energy saved per unit of cost while ``slack`` allows (a step that does
+    not fit ends that image's climb).
+    """
+    Z = np.stack([c[0] for c in cands])              # (K, n, R)
+    C = np.stack([c[1] for c in cands]) - cands[0][1]  # extra cost over the start (K, n)
+    E = np.stack([c[2] for c in cands]).astype(np.float64)
+    K, n = C.shape
+    choice = np.zeros(n, dtype=np.int64)
+    steps = []                                       # (ratio, image, candidate, dc)
+    for i in range(n):
+        order = np.lexsort((E[:, i], C[:, i]))
+        hull = []
+        c0, e0 = C[0, i], E[0, i]
+        # candidates cheaper than the start (possible only by rounding) are ignored
+        pts = [(C[k, i], E[k, i], k) for k in order if C[k, i] >= c0 and E[k, i] < e0]
+        while pts:
+            # next hull vertex: the best energy saved per unit of cost from (c0, e0)
+            best = None
+            for (c, e, k) in pts:
+                dc = c - c0
+                r = np.inf if dc <= 0 else (e0 - e) / dc
+                if best is None or r > best[0] or (r == best[0] and e < best[2]):
+                    best = (r, c, e, k)
+            r, c, e, k = best
+            hull.append((r, i, k, c - c0))
+            c0, e0 = c, e
+            pts = [(c2, e2, k2) for (c2, e2, k2) in pts if c2 >= c0 and e2 < e0]
+        steps += hull
+    steps.sort(key=lambda s: -s[0])
+    blocked = np.zeros(n, dtype=bool)
+    for r, i, k, dc in steps:
+        if blocked[i]:
+            continue
+        if dc <= slack:
+            choice[i] = k
+            slack -= dc
+        else:
+            blocked[i] = True
+    return Z[choice, np.arange(n)].copy()
+
+
+def _exchanges(costs: np.ndarray, z: np.ndarray, start: np.ndarray, slack: float,
+               grid: Tuple[int, int], exchanges: int) -> np.ndarray:
+    """Up to ``exchanges`` exchanges from the labeling z (with ``slack`` of budget left).
+
+    The greedy moves (Cython, ``_kernels/_regions.pyx:greedy_moves``) give a
+    region a neighbour's label, one at a time from a priority queue: first
+    those that lower the Potts energy without raising the cost, then those
+    that keep the energy and lower the cost, then those that lower the energy
+    at a cost while the slack allows. An exchange returns one changed region
+    (relative to ``start``) to its start label, forbids the label it had, and
+    runs the moves again with the slack freed; it is kept if the total energy
+    drops (or stays and the cost drops). The costliest changes are tried first.
+    """
+    n, R = z.shape
+    H, W = grid
+    z = np.ascontiguousarray(z, dtype=np.int32).copy()
+    left = float(slack)
+
+    def score(zz: np.ndarray, left_: float) -> Tuple[float, float]:
+        return (float(potts_energy(zz.reshape(n, H, W)).sum()), -left_)
+
+    cur = score(z, left)
+    tried: set = set()
+    for _ in range(exchanges):
+        changed = np.argwhere(z != start)
+        if changed.size == 0:
+            break
+        ci, cr = changed[:, 0], changed[:, 1]
+        dc = costs[ci, cr, z[ci, cr]] - costs[ci, cr, start[ci, cr]]
+        pick = None
+        for j in np.argsort(-dc, kind="stable"):
+            key = (int(ci[j]), int(cr[j]), int(z[ci[j], cr[j]]))
+            if key not in tried:
+                pick = key
+                break
+        if pick is None:
+            break
+        tried.add(pick)
+        i, r, lab = pick
+        z2 = z.copy()
+        z2[i, r] = start[i, r]
+        freed = float(costs[i, r, lab] - costs[i, r, start[i, r]])
+        left2 = K.greedy_moves(costs, z2, left + freed, H, W, i * R + r, lab, 0)
+        new = score(z2, left2)
+        if new < cur:
+            z, left, cur = z2, left2, new
+    return z
+
+
+def costs_per_image(costs: np.ndarray, z: np.ndarray) -> np.ndarray:
+    """sum_r costs[i, r, z[i, r]] per image, correctly rounded."""
+    picked = np.take_along_axis(costs, z[..., None].astype(np.intp), axis=-1)[..., 0]
+    return np.array([math.fsum(row) for row in picked])
+
+
+@dataclass
+class PottsBias:
+    """The paper's bias for the scene model: g(b) = -sum_i E(z_i) (eq. 16).
+
+    E is the Potts energy of an image's part labeling on its 4-connected grid
+    (the number of neighbouring regions with different parts). Maximised over
+    the valid bounds by :func:`potts_select` (Lagrangian relaxation of the
+    budget, alpha-expansion per image); the touching bound is always valid, so
+    a valid bound is always returned.
+
+    Parameters
+    ----------
+    n_bisect : int, default=30
+        Bisection steps on the multiplier.
+    max_cycles : int, default=20
+        Alpha-expansion cycles per image.
+
+    Attributes (filled during a fit)
+    --------------------------------
+    multipliers, energies, touching_energies : lists of float
+        Per G-MM iteration: the multiplier used, the total Potts energy of the
+        selected labeling and that of the touching (CCP) labeling.
+    """
+
+    n_bisect: int = 30
+    max_cycles: int = 20
+    multipliers: List[float] = field(default_factory=list)
+    energies: List[float] = field(default_factory=list)
+    touching_energies: List[float] = field(default_factory=list)
+
+    def fresh(self) -> "PottsBias":
+        """A new bias with the same parameters and no record."""
+        return PottsBias(self.n_bisect, self.max_cycles)
+
+    def setup(self, family: Any, rng: np.random.Generator) -> None:
+        grid = getattr(family.model, "grid", None)
+        if grid is None or family.latent_shape != (grid[0] * grid[1],):
+            raise ValueError("the Potts bias needs a model with a grid of regions and one latent "
+                             f"part label per region (e.g. RegionPartModel); got {family.model!r}.")
+        check_int(self.n_bisect, "n_bisect", 1)
+        check_int(self.max_cycles, "max_cycles", 1)
+
+    def select_valid(self, family: Any, point: Any, budget: float,
+                     rng: np.random.Generator) -> Selection:
+        grid = family.model.grid
+        costs = point.costs.reshape(family.n, family.n_vars, point.costs.shape[1])
+        z, _, info = potts_select(costs, budget, point.touching, grid,
+                                  n_bisect=self.n_bisect, max_cycles=self.max_cycles)
+        self.multipliers.append(info["multiplier"])
+        self.energies.append(info["energy"])
+        self.touching_energies.append(info["touching_energy"])
+        return Selection(z, proposals=int(info["evaluations"]))
+
+
+# -- initialisation ---------------------------------------------------------------------------
+def discover_parts(X: np.ndarray, n_parts: int, *, random_state: Any = None) -> np.ndarray:
+    """Initial parts: k-means (Lloyd from k-means++, ``GMMKMeans(selection="mm")``) on all regions.
+
+    X (n, R, d) -> centres (n_parts, d).
+    """
+    from ..cluster import GMMKMeans
+    X = np.asarray(X, dtype=np.float64)
+    km = GMMKMeans(n_clusters=n_parts, eta=1.0, selection="mm", init="k-means++",
+                   random_state=random_state)
+    km.fit(X.reshape(-1, X.shape[2]))
+    return np.asarray(km.cluster_centers_, dtype=np.float64)
+
+
+def part_unaries(X: np.ndarray, centres: np.ndarray, scale: Optional[float] = None
+                 ) -> Tuple[np.ndarray, float]:
+    """Unaries of the coherent initialisation: normalised part scores, (n, R, n_parts).
+
+    With linear part scores ``mu_p . x - |mu_p|^2 / 2`` (the k-means parts as
+    filters), the unary of part p at region r is the score's shortfall from
+    the region's best part, ``(|x_r - mu_p|^2 - min_q |x_r - mu_q|^2) / 2``,
+    divided by ``scale``: by default the mean over the regions of X of the
+    margin between their best and second-best part, so that Potts weight
+    lambda = 1 makes one disagreeing neighbour pair cost one average margin.
+    Returns the unaries and the scale used.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    mu = np.asarray(centres, dtype=np.float64)
+    d2 = ((X ** 2).sum(-1)[..., None] - 2.0 * X @ mu.T + (mu ** 2).sum(-1))
+    half = 0.5 * (d2 - d2.min(axis=-1, keepdims=True))
+    if scale is None:
+        if mu.shape[0] > 1:
+            scale = float(np.partition(half, 1, axis=-1)[..., 1].mean())
+        else:
+            scale = 1.0
+        if not scale > 0:
+            scale = 1.0
+    return half / scale, float(scale)
+
+
+def coherent_labels(X: np.ndarray, centres: np.ndarray, lam: float, grid: Tuple[int, int],
+                    scale: Optional[float] = None) -> np.ndarray:
+    """Part labels per image by alpha-expansion: min_z sum_r unary[r, z_r] + lam * E(z).
+
+    Unaries from :func:`part_unaries`; lam = 0 gives each region its nearest
+    part. Returns int32 (n, R).
+    """
+    H, W = _check_grid(grid)
+    U, _ = part_unaries(X, centres, scale)
+    n, R, P = U.shape
+    if R != H * W:
+        raise ValueError(f"X has {R} regions but grid {grid} has {H * W}.")
+    labels, _ = alpha_expansion(U.reshape(n, H, W, P), lam)
+    return labels.reshape(n, R).astype(np.int32)

@@ -1,0 +1,281 @@
+"""The paper's scene-recognition experiment (section 5.3, Table 3, Table 4's scene rows).
+
+Shared by ``bench/scenes_*.py`` and the ``gmmfast scene-compare`` command:
+the synthetic scenes split into training and test images, the
+initialisations (random part labels, or parts discovered by k-means and
+each training image labelled by alpha-expansion with Potts weight lambda),
+the oracle (true part labels held fixed), one training run of a method, the
+Table 3 summary and the picture of part labelings before and after training.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Sequence, Union
+
+import numpy as np
+
+from ..potts import potts_energy
+from ._learner import LatentSSVM
+from ._regions import RegionPartModel, coherent_labels, discover_parts
+
+__all__ = ["SCENES_DEFAULTS", "LAM", "INIT_LAMBDAS", "SceneData", "SceneResult", "load_scenes",
+           "initial_labels", "oracle", "first_bound", "run_method", "part_agreement",
+           "summarize", "plot_labelings", "METHOD_NAMES"]
+
+#: Generator parameters, fixed by bench/scenes_oracle.py before any method was compared:
+#: make_scenes' defaults, 300 training and 300 test images from one draw (seed 0).
+SCENES_DEFAULTS: Dict[str, Any] = dict(n_classes=5, n_parts=12, n_features=16, grid=(10, 10),
+                                       regions_per_class=4, noise=1.5, layout_jitter=1.0,
+                                       part_swap=0.1)
+N_TRAIN = 300
+N_TEST = 300
+#: lambda (regularisation) of the LS-SVM, chosen by the oracle (bench/results/scenes_oracle.md).
+LAM = 10.0
+#: Potts weights of the coherent initialisations (the paper's).
+INIT_LAMBDAS = (0.0, 0.25, 0.5, 1.0)
+METHOD_NAMES = {"ccp": "CCP", "gmm-random": "G-MM random", "gmm-biased": "G-MM biased"}
+
+
+@dataclass
+class SceneData:
+    """Training and test scenes: X (n, R, d), y (n,), true part labels Z (n, R)."""
+
+    X_train: np.ndarray
+    y_train: np.ndarray
+    Z_train: np.ndarray
+    X_test: np.ndarray
+    y_test: np.ndarray
+    Z_test: np.ndarray
+    params: Dict[str, Any]
+    centres: Optional[np.ndarray] = None      # parts discovered on the training regions
+
+    @property
+    def grid(self):
+        return tuple(self.params["grid"])
+
+    @property
+    def n_classes(self) -> int:
+        return int(self.params["n_classes"])
+
+    @property
+    def n_parts(self) -> int:
+        return int(self.params["n_parts"])
+
+    def model(self) -> RegionPartModel:
+        return RegionPartModel(self.n_classes, self.n_parts, self.grid)
+
+
+def load_scenes(seed: int = 0, n_train: int = N_TRAIN, n_test: int = N_TEST,
+                **overrides: Any) -> SceneData:
+    """One draw of ``make_scenes`` (seed), the first n_train images for training, the rest test."""
+    from ..datasets import make_scenes
+    params = dict(SCENES_DEFAULTS, **overrides)
+    X, y, Z = make_scenes(n_train + n_test, random_state=seed, **params)
+    params = dict(params, n_train=n_train, n_test=n_test, seed=seed)
+    return SceneData(X[:n_train], y[:n_train], Z[:n_train], X[n_train:], y[n_train:],
+                     Z[n_train:], params)
+
+
+def initial_labels(D: SceneData, init: Union[str, float], seed: int = 0) -> np.ndarray:
+    """The first bound's part labels (n_train, R).
+
+    "random": every region a uniformly drawn part (generator seeded by
+    ``seed``). A float lambda: parts discovered once by k-means (Lloyd from
+    k-means++, seed 0) on all training regions, then each training image
+    labelled by alpha-expansion with the normalised part scores as unaries
+    and Potts weight lambda (:func:`gmmfast.lssvm.coherent_labels`).
+    """
+    if isinstance(init, str):
+        if init != "random":
+            raise ValueError(f"init must be 'random' or a Potts weight, got {init!r}.")
+        rng = np.random.default_rng([seed, 1])
+        return rng.integers(0, D.n_parts, size=D.Z_train.shape).astype(np.int32)
+    if D.centres is None:
+        D.centres = discover_parts(D.X_train, D.n_parts, random_state=0)
+    return coherent_labels(D.X_train, D.centres, float(init), D.grid)
+
+
+def init_name(init: Union[str, float]) -> str:
+    return init if isinstance(init, str) else f"lambda={float(init):.2f}"
+
+
+def part_agreement(Z_pred: np.ndarray, Z_true: np.ndarray, n_parts: int) -> float:
+    """Fraction of regions whose part agrees with the truth under the best one-to-one renaming."""
+    from scipy.optimize import linear_sum_assignment
+    M = np.zeros((n_parts, n_parts))
+    np.add.at(M, (Z_pred.ravel(), Z_true.ravel()), 1)
+    r, c = linear_sum_assignment(-M)
+    return float(M[r, c].sum() / Z_true.size)
+
+
+def coherence(Z: np.ndarray, grid) -> float:
+    """Mean Potts energy per image (neighbouring regions with different parts)."""
+    return float(potts_energy(np.asarray(Z).reshape(-1, *grid)).mean())
+
+
+def oracle(D: SceneData, lam: float, cp_tol: float = 1e-4, cp_max_iter: int = 5000) -> dict:
+    """Train with the true part labels held fixed; test accuracy and part agreement."""
+    est = LatentSSVM(D.model(), lam=lam, method="ccp", max_iter=1, cp_tol=cp_tol,
+                     cp_max_iter=cp_max_iter)
+    est.fit(D.X_train, D.y_train, latent_init=D.Z_train)
+    y_hat, z_hat = est.predict(D.X_test, return_latent=True)
+    return dict(accuracy=float(np.mean(y_hat == D.y_test)),
+                parts=float(np.mean(z_hat == D.Z_test)),
+                objective=float(est.objective_),
+                converged=bool(est.solve_info_[0].converged),
+                cp_iters=int(est.solve_info_[0].n_iter))
+
+
+def first_bound(D: SceneData, lam: float, z0: np.ndarray, cp_tol: float = 1e-4,
+                cp_max_iter: int = 5000) -> dict:
+    """Minimise the first bound (the initial labels) only: common to every method."""
+    est = LatentSSVM(D.model(), lam=lam, method="ccp", max_iter=1, cp_tol=cp_tol,
+                     cp_max_iter=cp_max_iter)
+    t = time.perf_counter()
+    est.fit(D.X_train, D.y_train, latent_init=z0)
+    return dict(objective=float(est.objective_), norm=float(np.linalg.norm(est.coef_)),
+                accuracy=float(est.score(D.X_test, D.y_test)),
+                converged=bool(est.solve_info_[0].converged),
+                cp_iters=int(est.solve_info_[0].n_iter), seconds=time.perf_counter() - t)
+
+
+@dataclass
+class SceneResult:
+    """One training run."""
+
+    method: str                   # key of the method (e.g. "gmm-random-subset")
+    init: str                     # "random" or "lambda=0.25"
+    seed: int
+    objective: float              # F(w) on the training set
+    accuracy: float               # test accuracy
+    n_iter: int
+    seconds: float
+    changed: float                # fraction of part labels changed by training
+    parts_train: float            # agreement of the final labels with the truth (best renaming)
+    parts_init: float             # the same for the initial labels
+    coherence: float              # mean Potts energy of the final labels per image
+    coherence_init: float
+    cp_iters: int
+    invariant_violations: List[str] = field(default_factory=list)
+    history_objective: Optional[np.ndarray] = None
+    history_time: Optional[np.ndarray] = None
+    latent_init: Optional[np.ndarray] = None     # a few images' labels (for the picture)
+    latent: Optional[np.ndarray] = None
+
+
+def run_method(D: SceneData, method: str, init: Union[str, float], z0: np.ndarray, *,
+               lam: float = LAM, eta: float = 0.1, random_bounds: str = "walk",
+               bias: str = "potts", tol: float = 1e-3, max_iter: int = 200,
+               cp_tol: float = 1e-4, cp_max_iter: int = 1000, seed: int = 0,
+               key: Optional[str] = None, keep: int = 6) -> SceneResult:
+    """Train ``method`` from the labels ``z0``; evaluate on the test images."""
+    est = LatentSSVM(D.model(), lam=lam, method=method, eta=eta, bias=bias,
+                     random_bounds=random_bounds, tol=tol, max_iter=max_iter, cp_tol=cp_tol,
+                     cp_max_iter=cp_max_iter, random_state=np.random.default_rng([seed, 2]))
+    t = time.perf_counter()
+    est.fit(D.X_train, D.y_train, latent_init=z0)
+    seconds = time.perf_counter() - t
+    P = D.n_parts
+    return SceneResult(
+        method=key or method, init=init_name(init), seed=seed,
+        objective=float(est.objective_), accuracy=float(est.score(D.X_test, D.y_test)),
+        n_iter=est.n_iter_, seconds=seconds,
+        changed=float(np.mean(est.latent_ != est.latent_init_)),
+        parts_train=part_agreement(est.latent_, D.Z_train, P),
+        parts_init=part_agreement(est.latent_init_, D.Z_train, P),
+        coherence=coherence(est.latent_, D.grid),
+        coherence_init=coherence(est.latent_init_, D.grid),
+        cp_iters=int(sum(s.n_iter for s in est.solve_info_)),
+        invariant_violations=est.history_.invariant_violations(),
+        history_objective=est.history_.objective.copy(),
+        history_time=est.history_.time.copy(),
+        latent_init=est.latent_init_[:keep].copy(), latent=est.latent_[:keep].copy())
+
+
+def _ms(values: Sequence[float], fmt: str, scale: float = 1.0, std: bool = True) -> str:
+    a = scale * np.asarray(values, dtype=float)
+    if a.size == 0:
+        return "-"
+    if a.size == 1 or not std:
+        return format(a.mean(), fmt)
+    return f"{format(a.mean(), fmt)} ± {format(a.std(), fmt)}"
+
+
+def summarize(results: Sequence[SceneResult], methods: Sequence[str], inits: Sequence[str],
+              labels: Optional[Dict[str, str]] = None) -> List[list]:
+    """Rows of Table 3: method, then per init test accuracy (%) and training objective.
+
+    Mean ± std over the runs of a cell (seeds), std shown when there are several.
+    """
+    rows = []
+    for m in methods:
+        row = [(labels or METHOD_NAMES).get(m, m)]
+        for init in inits:
+            rs = [r for r in results if r.method == m and r.init == init]
+            row += [_ms([r.accuracy for r in rs], ".1f", 100), _ms([r.objective for r in rs],
+                                                                 ".4f")]
+        rows.append(row)
+    return rows
+
+
+def plot_labelings(D: SceneData, results: Sequence[SceneResult], methods: Sequence[str],
+                   init: str, path: str, labels: Optional[Dict[str, str]] = None,
+                   n_images: int = 4, seed: int = 0) -> None:
+    """Part labelings of a few training images: truth, initial, and after each method.
+
+    Rows: the true parts, the initial labels (common to every method), then
+    each method's final labels (the run with ``seed``). Part indices are
+    arbitrary (the model's parts are discovered, not named): every panel's
+    colours are renamed by the best one-to-one match with the true parts over
+    all training regions shown, so equal colours mean matched parts.
+    """
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from scipy.optimize import linear_sum_assignment
+    P = D.n_parts
+    H, W = D.grid
+    rs = {r.method: r for r in results if r.init == init and r.seed == seed
+          and r.latent is not None}
+    shown = [m for m in methods if m in rs]
+    if not shown:
+        return
+    truth = D.Z_train[:n_images]
+
+    def renamed(Z):
+        Z = np.asarray(Z)[:n_images]
+        M = np.zeros((P, P))
+        np.add.at(M, (Z.ravel(), truth.ravel()), 1)
+        r, c = linear_sum_assignment(-M)
+        mapping = np.empty(P, dtype=np.int64)
+        mapping[r] = c
+        return mapping[Z]
+
+    rows = [("true parts", truth, None), ("initial", renamed(rs[shown[0]].latent_init), None)]
+    for m in shown:
+        r = rs[m]
+        rows.append(((labels or METHOD_NAMES).get(m, m), renamed(r.latent), r))
+    cmap = plt.get_cmap("tab20", P)
+    fig, axes = plt.subplots(len(rows), n_images, figsize=(1.25 * n_images + 0.9,
+                                                            1.3 * len(rows)), squeeze=False)
+    for a, (name, Z, r) in enumerate(rows):
+        E = potts_energy(np.asarray(Z).reshape(-1, H, W))
+        for b in range(n_images):
+            ax = axes[a, b]
+            ax.imshow(Z[b].reshape(H, W), cmap=cmap, vmin=-0.5, vmax=P - 0.5,
+                      interpolation="nearest")
+            ax.set_xticks([])
+            ax.set_yticks([])
+            ax.set_title(f"E={E[b]}", fontsize=6, pad=1.5)
+            if b == 0:
+                label = name if r is None else f"{name}\nacc {100 * r.accuracy:.0f}%"
+                ax.set_ylabel(label, fontsize=6.5)
+        for b in range(n_images):
+            axes[0, b].set_title(f"class {D.y_train[b]}, E={potts_energy(truth[b].reshape(H, W))}",
+                                 fontsize=6, pad=1.5)
+    fig.suptitle(f"part labels of {n_images} training images, init {init} "
+                 f"(E = Potts energy)", fontsize=7)
+    fig.tight_layout(pad=0.3, rect=(0, 0, 1, 0.96))
+    fig.savefig(path, dpi=80)
+    plt.close(fig)

@@ -1,0 +1,394 @@
+"""The region-part scene model, several latent variables per example, and the Potts bias."""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from threadpoolctl import threadpool_limits
+
+from gmmfast.datasets import make_scenes
+from gmmfast.latent import sample_latent, table_value
+from gmmfast.lssvm import (LatentSSVM, PottsBias, RegionPartModel, coherent_labels,
+                           discover_parts, part_unaries, potts_select, subset_select)
+from gmmfast.lssvm._bounds import LSSVMBounds
+from gmmfast.potts import alpha_expansion, potts_energy
+
+
+def tiny_scenes(n=40, seed=0, grid=(4, 4), **kw):
+    params = dict(n_classes=3, n_parts=4, n_features=4, grid=grid, regions_per_class=3,
+                  noise=1.0)
+    params.update(kw)
+    return make_scenes(n, random_state=seed, **params)
+
+
+def brute_augmented(X, y, U, V, loss, augment=True):
+    """numpy: per class sum_r max_p (S + V[c]) (+ Delta); first class, first part on ties."""
+    S = np.einsum("nrd,pd->nrp", X.astype(np.float64), U)
+    n = X.shape[0]
+    C = V.shape[0]
+    tot = np.stack([(S + V[c]).max(-1).sum(-1) for c in range(C)], axis=1)
+    if augment:
+        tot = tot + loss[y]
+    y_hat = tot.argmax(1)
+    z_hat = (S + V[y_hat][:, None, :]).argmax(-1)
+    table = S + V[y][:, None, :]
+    return tot.max(1), y_hat, z_hat, table
+
+
+# -- the model's kernels -----------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("augment", [True, False])
+def test_loss_augmented_matches_numpy(dtype, augment):
+    rng = np.random.default_rng(0)
+    n, (Hg, Wg), d, P, C = 90, (3, 5), 6, 5, 4     # 90 > one chunk of 64
+    R = Hg * Wg
+    X = rng.normal(size=(n, R, d)).astype(dtype)
+    y = rng.integers(0, C, size=n).astype(np.int32)
+    loss = rng.uniform(0.5, 2.0, size=(C, C))
+    np.fill_diagonal(loss, 0)
+    model = RegionPartModel(C, P, (Hg, Wg), loss=loss)
+    data = model.prepare(X)
+    assert data.X.dtype == dtype
+    w = rng.normal(size=model.size_joint_feature(data))
+    assert w.shape == (P * d + C * P,)
+    U, V = model.split(w, d)
+    idx = rng.permutation(n).astype(np.int64)[: n - 9]
+    a = model.loss_augmented(data, y, w, idx, table=True, phi=True, augment=augment)
+    H, yh, zh, tab = brute_augmented(X[idx], y[idx], U, V, loss, augment)
+    np.testing.assert_allclose(a.H, H, rtol=1e-12, atol=1e-10)
+    np.testing.assert_array_equal(a.y_hat, yh)
+    np.testing.assert_array_equal(a.z_hat, zh)
+    np.testing.assert_allclose(a.table, tab, rtol=1e-12, atol=1e-10)
+    assert a.z_hat.shape == (idx.shape[0], R) and a.table.shape == (idx.shape[0], R, P)
+    phi = sum(model.joint_feature(X[i], yh[q], zh[q]) for q, i in enumerate(idx))
+    np.testing.assert_allclose(a.phi_sum, phi, rtol=1e-12, atol=1e-9)
+    assert a.loss_sum == pytest.approx(loss[y[idx], yh].sum())
+    # H is the score of the maximiser plus its loss (w.phi consistent with the kernel)
+    for q in range(5):
+        i = idx[q]
+        s = w @ model.joint_feature(X[i], yh[q], zh[q]) + (loss[y[i], yh[q]] if augment else 0)
+        assert s == pytest.approx(a.H[q], abs=1e-9)
+    np.testing.assert_allclose(model.latent_table(data, y, w, idx), tab, rtol=1e-12, atol=1e-10)
+    z = rng.integers(0, P, size=(idx.shape[0], R)).astype(np.int32)
+    ref = sum(model.joint_feature(X[i], y[i], z[q]) for q, i in enumerate(idx))
+    np.testing.assert_allclose(model.phi_sum(data, y, z, idx), ref, rtol=1e-12, atol=1e-9)
+    np.testing.assert_allclose(model.joint_features(data, y, z, idx).sum(0), ref, atol=1e-9)
+
+
+def test_kernels_do_not_depend_on_thread_count():
+    X, y, Z = tiny_scenes(n=200, seed=1)
+    model = RegionPartModel(3, 4, (4, 4))
+    data = model.prepare(X)
+    w = np.random.default_rng(1).normal(size=model.size_joint_feature(data))
+    idx = np.arange(200, dtype=np.int64)
+    outs = []
+    for threads in (1, 2):
+        with threadpool_limits(limits=threads, user_api="openmp"):
+            import gmmfast.lssvm._models as M
+            old = M.WORK_PER_THREAD
+            M.WORK_PER_THREAD = 1          # force the threaded path
+            try:
+                a = model.loss_augmented(data, y.astype(np.int32), w, idx, table=True, phi=True)
+            finally:
+                M.WORK_PER_THREAD = old
+        outs.append(a)
+    for f in ("H", "y_hat", "z_hat", "table", "phi_sum"):
+        np.testing.assert_array_equal(getattr(outs[0], f), getattr(outs[1], f))
+
+
+# -- several latent variables per example in the bound family --------------------------------
+def _family(seed=0, n=30, **kw):
+    X, y, Z = tiny_scenes(n=n, seed=seed)
+    model = RegionPartModel(3, 4, (4, 4))
+    data = model.prepare(X)
+    fam = LSSVMBounds(model, data, y.astype(np.int32), 0.1, Z.copy(), cp_tol=1e-4,
+                      cp_max_iter=200, **kw)
+    return fam, X, y, Z
+
+
+def test_bound_family_is_per_variable():
+    fam, X, y, Z = _family()
+    assert fam.latent_shape == (16,) and fam.n_vars == 16 and fam.width == 4
+    w = np.random.default_rng(0).normal(size=fam.D)
+    e = fam.at(w)
+    assert e.costs.shape == (30 * 16, 4) and e.touching.shape == (30, 16)
+    # F(w) = lam/2 |w|^2 + 1/n sum_i [H_i - max_z score(x_i, y_i, z)], by brute force
+    model = fam.model
+    U, V = model.split(w, X.shape[2])
+    H, *_ = brute_augmented(X, y, U, V, model.loss_matrix())
+    S = np.einsum("nrd,pd->nrp", X, U) + V[y][:, None, :]
+    F = 0.05 * w @ w + np.mean(H - S.max(-1).sum(-1))
+    assert fam.objective(w) == pytest.approx(F, rel=1e-12)
+    # b_z(w) for any z, and b_z(w) >= F(w) with equality at the touching labels
+    z = np.random.default_rng(1).integers(0, 4, size=(30, 16)).astype(np.int32)
+    bz = 0.05 * w @ w + np.mean(H - np.take_along_axis(S, z[..., None], -1)[..., 0].sum(-1))
+    assert fam.bound_value(z, w) == pytest.approx(bz, rel=1e-12)
+    assert fam.bound_value(z, w) >= fam.objective(w)
+    assert fam.bound_value(e.touching, w) == fam.objective(w)
+    np.testing.assert_array_equal(e.touching, S.argmax(-1))
+
+
+@pytest.mark.parametrize("rb", ["walk", "subset"])
+def test_random_bounds_per_variable_are_valid(rb):
+    fam, X, y, Z = _family(random_bounds=rb, walk_steps=2000)
+    rng = np.random.default_rng(0)
+    w = rng.normal(size=fam.D) * 0.3
+    fam.z_prev = Z.astype(np.int32)
+    e = fam.at(w)
+    F = fam.objective(w)
+    for slack in (0.0, 0.01, 0.1):
+        thr = F + slack
+        sel = fam.random_valid(w, thr, rng)
+        assert sel.bound.shape == (30, 16) and sel.bound.dtype == np.int32
+        assert fam.bound_value(sel.bound, w) <= thr
+        if rb == "subset":   # whole images switch: every image is either previous or touching
+            for i in range(30):
+                assert (np.array_equal(sel.bound[i], Z[i]) or
+                        np.array_equal(sel.bound[i], e.touching[i]))
+    # with slack the walk leaves the touching labels on some regions
+    if rb == "walk":
+        assert (sel.bound != e.touching).any()
+
+
+def test_subset_select_switches_whole_images():
+    rng = np.random.default_rng(2)
+    n, R, L = 12, 5, 3
+    costs = rng.normal(size=(n * R, L))
+    touching = costs.argmin(1).astype(np.int32).reshape(n, R)
+    previous = rng.integers(0, L, size=(n, R)).astype(np.int32)
+    order = rng.permutation(n)
+    budget = (table_value(costs, touching.ravel()) + table_value(costs, previous.ravel())) / 2
+    z, v, s = subset_select(costs, touching, previous, budget, order, 1)
+    assert v <= budget and v == table_value(costs, z.ravel())
+    np.testing.assert_array_equal(z[order[:s]], touching[order[:s]])
+    np.testing.assert_array_equal(z[order[s:]], previous[order[s:]])
+
+
+# -- the Potts bias ----------------------------------------------------------------------------
+def _problem(rng, n, grid, L, frac):
+    R = grid[0] * grid[1]
+    costs = rng.normal(size=(n, R, L))
+    touching = costs.argmin(-1).astype(np.int32)
+    lo = table_value(costs.reshape(-1, L), touching.ravel())
+    hi = table_value(costs.reshape(-1, L), costs.argmax(-1).ravel())
+    return costs, touching, lo + frac * (hi - lo)
+
+
+def test_potts_select_always_valid_and_never_less_coherent_than_touching():
+    rng = np.random.default_rng(0)
+    for trial in range(30):
+        grid = (int(rng.integers(1, 5)), int(rng.integers(2, 5)))
+        L = int(rng.integers(2, 5))
+        costs, touching, budget = _problem(rng, int(rng.integers(1, 6)), grid, L,
+                                           rng.choice([0.0, 1e-3, 0.05, 0.2, 0.6, 1.0]))
+        z, v, info = potts_select(costs, budget, touching, grid)
+        n = costs.shape[0]
+        assert z.shape == touching.shape and z.dtype == np.int32
+        assert v <= budget and v == table_value(costs.reshape(-1, L), z.ravel())
+        E = potts_energy(z.reshape(n, *grid)).sum()
+        assert E == info["energy"]
+        assert E <= potts_energy(touching.reshape(n, *grid)).sum()
+
+
+def test_potts_select_beats_every_walk_labeling():
+    """Among valid labelings found by the walk from the touching start, none is more coherent."""
+    rng = np.random.default_rng(1)
+    for trial in range(12):
+        grid = (3, 3)
+        n, L = 3, 3
+        costs, touching, budget = _problem(rng, n, grid, L, [0.02, 0.1, 0.3][trial % 3])
+        z, v, info = potts_select(costs, budget, touching, grid)
+        flat = costs.reshape(-1, L)
+        best_walk = np.inf
+        for seed in range(40):
+            zw, vw, _ = sample_latent(flat, touching.ravel(), budget, 400, seed)
+            assert vw <= budget
+            best_walk = min(best_walk, potts_energy(zw.reshape(n, *grid)).sum())
+        assert info["energy"] <= best_walk
+
+
+def test_potts_select_exact_on_tiny_problems_often():
+    """Against exhaustive search (2 images of 2 x 2, 2 labels): valid, within a small gap, and
+    optimal in most trials (Lagrangian + greedy fill is not exact in general)."""
+    rng = np.random.default_rng(3)
+    exact = 0
+    for trial in range(25):
+        costs, touching, budget = _problem(rng, 2, (2, 2), 2, rng.uniform(0.05, 0.7))
+        z, v, info = potts_select(costs, budget, touching, (2, 2))
+        flat = costs.reshape(-1, 2)
+        best = np.inf
+        for c in itertools.product(range(2), repeat=8):
+            zz = np.array(c, dtype=np.int32)
+            if table_value(flat, zz) <= budget:
+                best = min(best, potts_energy(zz.reshape(2, 2, 2)).sum())
+        assert info["energy"] >= best
+        assert info["energy"] <= best + 2
+        exact += info["energy"] == best
+    assert exact >= 20
+
+
+def test_potts_select_extremes():
+    rng = np.random.default_rng(4)
+    costs, touching, _ = _problem(rng, 4, (3, 3), 3, 0.0)
+    flat = costs.reshape(-1, 3)
+    # no slack: only labelings costing exactly the touching value (generically: touching)
+    z, v, info = potts_select(costs, table_value(flat, touching.ravel()), touching, (3, 3))
+    np.testing.assert_array_equal(z, touching)
+    # any budget: every image constant (E = 0)
+    z, v, info = potts_select(costs, 1e9, touching, (3, 3))
+    assert info["energy"] == 0 and info["multiplier"] == 0.0
+    assert (z == z[:, :1]).all()
+    with pytest.raises(ValueError, match="budget"):
+        potts_select(costs, table_value(flat, touching.ravel()) - 1.0, touching, (3, 3))
+
+
+# -- initialisation ----------------------------------------------------------------------------
+def test_coherent_initialisation():
+    X, y, Z = tiny_scenes(n=30, seed=5, grid=(6, 6), noise=0.8)
+    cent = discover_parts(X, 4, random_state=0)
+    assert cent.shape == (4, 4)
+    U, scale = part_unaries(X, cent)
+    assert U.min() == 0 and scale > 0
+    # the margin of the best part over the second is 1 on average
+    assert np.partition(U, 1, axis=-1)[..., 1].mean() == pytest.approx(1.0)
+    energies = []
+    for lam in (0.0, 0.25, 0.5, 1.0):
+        z = coherent_labels(X, cent, lam, (6, 6))
+        assert z.shape == (30, 36) and z.dtype == np.int32
+        if lam == 0:
+            np.testing.assert_array_equal(z, U.argmin(-1))
+        ref, _ = alpha_expansion(U.reshape(30, 6, 6, 4), lam)
+        np.testing.assert_array_equal(z, ref.reshape(30, 36))
+        energies.append(potts_energy(z.reshape(30, 6, 6)).sum())
+    assert energies[0] > energies[-1]            # lambda makes the labelings coherent
+    assert np.all(np.diff(energies) <= 0)
+
+
+# -- the learner on the scene model ----------------------------------------------------------
+METHODS = [("ccp", "walk", "potts"), ("gmm-random", "walk", "potts"),
+           ("gmm-random", "subset", "potts"), ("gmm-biased", "walk", "potts"),
+           ("gmm-biased", "walk", "multifold")]
+
+
+def _init(X, kind):
+    if kind == "random":
+        return "random"
+    cent = discover_parts(X, 4, random_state=0)
+    return coherent_labels(X, cent, kind, (4, 4))
+
+
+@pytest.mark.parametrize("method,rb,bias", METHODS)
+@pytest.mark.parametrize("init", ["random", 0.5])
+def test_invariants_hold(method, rb, bias, init):
+    X, y, Z = tiny_scenes(n=36, seed=6)
+    est = LatentSSVM(RegionPartModel(3, 4, (4, 4)), lam=1.0, method=method, random_bounds=rb,
+                     bias=bias, eta=0.2, n_folds=3, max_iter=6, cp_max_iter=300,
+                     random_state=2)
+    est.fit(X, y, latent_init=_init(X, init))
+    h = est.history_
+    assert h.invariant_violations() == []
+    assert h.initial_objective == 1.0
+    assert est.latent_.shape == (36, 16) and est.latent_.dtype == np.int32
+    assert est.latent_init_.shape == (36, 16)
+    assert est.objective_ == pytest.approx(est.objective(X, y), abs=1e-12)
+    yh, zh = est.predict(X, return_latent=True)
+    assert yh.shape == (36,) and zh.shape == (36, 16)
+    if init != "random":
+        assert est.objective_ < 1.0
+    if method == "gmm-biased" and bias == "potts":
+        assert isinstance(est.bias_, PottsBias)
+        b = est.bias_
+        assert len(b.energies) == est.n_iter_ - 1       # the first bound is the init
+        assert all(e <= t for e, t in zip(b.energies, b.touching_energies))
+
+
+def test_potts_biased_labelings_are_more_coherent_than_ccp():
+    X, y, Z = tiny_scenes(n=36, seed=7)
+    z0 = _init(X, 0.0)
+    kw = dict(lam=1.0, eta=0.1, max_iter=6, tol=0.0, cp_max_iter=300, random_state=0)
+    model = RegionPartModel(3, 4, (4, 4))
+    ccp = LatentSSVM(model, method="ccp", **kw).fit(X, y, latent_init=z0)
+    bia = LatentSSVM(model, method="gmm-biased", bias="potts", **kw).fit(X, y, latent_init=z0)
+    E = lambda z: potts_energy(z.reshape(-1, 4, 4)).sum()  # noqa: E731
+    assert E(bia.latent_) < E(ccp.latent_)
+
+
+def test_eta_one_gives_ccp_iterates():
+    X, y, Z = tiny_scenes(n=30, seed=8)
+    z0 = _init(X, 0.25)
+    kw = dict(lam=1.0, max_iter=4, tol=0.0, cp_max_iter=300, random_state=0)
+    model = RegionPartModel(3, 4, (4, 4))
+    ref = LatentSSVM(model, method="ccp", **kw).fit(X, y, latent_init=z0)
+    for method, rb, bias in METHODS[1:]:
+        est = LatentSSVM(model, method=method, random_bounds=rb, bias=bias, eta=1.0,
+                         n_folds=3, **kw).fit(X, y, latent_init=z0)
+        np.testing.assert_array_equal(est.history_.objective, ref.history_.objective)
+        np.testing.assert_array_equal(est.latent_, ref.latent_)
+
+
+def test_thread_count_and_seed_determinism():
+    X, y, Z = tiny_scenes(n=30, seed=9)
+    outs = []
+    for threads in (1, 2, 2):
+        with threadpool_limits(limits=threads, user_api="openmp"):
+            est = LatentSSVM(RegionPartModel(3, 4, (4, 4)), lam=1.0, method="gmm-random",
+                             max_iter=3, cp_max_iter=200, random_state=7)
+            est.fit(X, y, latent_init="random")
+        outs.append((est.coef_, est.latent_, est.latent_init_, est.history_.bound))
+    for a, b in zip(outs[0], outs[1]):
+        np.testing.assert_array_equal(a, b)
+    for a, b in zip(outs[1], outs[2]):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_oracle_labels_train_a_classifier():
+    X, y, Z = tiny_scenes(n=90, seed=10, noise=0.5, n_parts=6, regions_per_class=2)
+    est = LatentSSVM(RegionPartModel(3, 6, (4, 4)), lam=1.0, max_iter=1, cp_max_iter=500)
+    est.fit(X[:60], y[:60], latent_init=Z[:60])
+    assert est.score(X[60:], y[60:]) > 0.6          # chance is 1/3
+
+
+def test_bad_input_raises():
+    X, y, Z = tiny_scenes(n=12)
+    model = RegionPartModel(3, 4, (4, 4))
+    est = LatentSSVM(model, max_iter=1)
+    with pytest.raises(ValueError, match="regions per image"):
+        est.fit(X[:, :15], y)
+    with pytest.raises(ValueError, match=r"\(n, R, d\)"):
+        est.fit(X[0], y)
+    with pytest.raises(ValueError, match="latent_init"):
+        est.fit(X, y, latent_init=Z[:, :5])
+    with pytest.raises(ValueError, match="out of range"):
+        est.fit(X, y, latent_init=Z + 4)
+    with pytest.raises(ValueError, match="positions"):
+        est.fit(X, y, latent_init="center")
+    Xn = X.copy()
+    Xn[0, 0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        est.fit(Xn, y)
+    with pytest.raises(ValueError, match="grid"):
+        RegionPartModel(3, 4, (4,))
+    with pytest.raises(ValueError, match="n_parts"):
+        RegionPartModel(3, 0)
+    with pytest.raises(ValueError, match="bias"):
+        LatentSSVM(model, method="gmm-biased", bias="coherent").fit(X, y)
+    from gmmfast.lssvm import LatentMulticlassModel
+    with pytest.raises(ValueError, match="Potts bias"):
+        LatentSSVM(LatentMulticlassModel(3), method="gmm-biased", bias="potts",
+                   max_iter=2).fit(X[:, :4], y, latent_init="random")
+    fitted = LatentSSVM(model, lam=1.0, max_iter=1, cp_max_iter=50).fit(X, y, latent_init=Z)
+    with pytest.raises(ValueError, match="features per region"):
+        fitted.predict(X[..., :3])
+
+
+def test_bcfw_solver_agrees_on_the_region_model():
+    X, y, Z = tiny_scenes(n=40, seed=0, n_parts=6, regions_per_class=2, noise=0.5)
+    kw = dict(lam=1.0, method="gmm-biased", bias="potts", max_iter=3, cp_tol=1e-3,
+              cp_max_iter=5000, random_state=0)
+    a = LatentSSVM(RegionPartModel(3, 6, (4, 4)), solver="bcfw", **kw).fit(X, y, latent_init=Z)
+    b = LatentSSVM(RegionPartModel(3, 6, (4, 4)), **kw).fit(X, y, latent_init=Z)
+    assert a.history_.invariant_violations() == []
+    assert all(s.converged for s in a.solve_info_)
+    assert a.history_.bound[0] < 0.9          # the true labels' bound is not minimised at 0
+    assert a.history_.bound[0] == pytest.approx(b.history_.bound[0], abs=1e-3)
