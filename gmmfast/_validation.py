@@ -95,6 +95,15 @@ def draw_seed(rng: np.random.Generator) -> int:
     return int(rng.integers(0, 2**64, dtype=np.uint64, endpoint=False))
 
 
+def check_walk_steps(value: Any, auto: int) -> int:
+    """Random-walk proposals per iteration: an integer >= 0, or "auto" (then ``auto``)."""
+    if isinstance(value, str):
+        if value != "auto":
+            raise ValueError(f"walk_steps must be 'auto' or an integer >= 0, got {value!r}.")
+        return int(auto)
+    return check_int(value, "walk_steps", 0)
+
+
 def check_int(value: Any, name: str, low: int, high: Optional[int] = None) -> int:
     """An integer in [low, high] (high optional), else a ValueError naming ``name``."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):

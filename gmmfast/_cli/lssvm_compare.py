@@ -11,10 +11,11 @@ from __future__ import annotations
 import os
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
 from typing import List, Optional, Sequence
 
 import numpy as np
+
+from ._jobs import run_jobs
 
 #: Method labels of the command: (LatentSSVM method, random_bounds).
 METHODS = {"ccp": ("ccp", "walk"), "gmm-random": ("gmm-random", "walk"),
@@ -99,15 +100,7 @@ def compare(methods: Sequence[str], inits: Sequence[str], *, n_folds: int = 5,
                   f"{100 * r.test_error:.1f} %, {r.n_iter} it, {r.seconds:.1f} s "
                   f"({time.perf_counter() - t0:.0f} s)", flush=True)
 
-    if jobs <= 1:
-        for job in jobs_list:
-            note(_one(job))
-    else:
-        import multiprocessing
-        with ProcessPoolExecutor(max_workers=jobs,
-                                 mp_context=multiprocessing.get_context("spawn")) as ex:
-            for r in ex.map(_one, jobs_list):
-                note(r)
+    run_jobs(_one, jobs_list, jobs, note)
     return D, results, gen, lam
 
 

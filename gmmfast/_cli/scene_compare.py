@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import os
 import time
-from concurrent.futures import ProcessPoolExecutor
 from typing import List, Optional, Sequence
 
 import numpy as np
+
+from ._jobs import run_jobs
 
 #: Method keys of the command: (LatentSSVM method, random_bounds).
 METHODS = {"ccp": ("ccp", "walk"), "gmm-random": ("gmm-random", "walk"),
@@ -145,15 +146,7 @@ def compare(methods: Sequence[str], inits: Sequence, *, n_seeds: int = 5, eta: f
                   f"{100 * r.accuracy:.1f} %, {r.n_iter} it, {r.seconds:.1f} s "
                   f"({time.perf_counter() - t0:.0f} s)", flush=True)
 
-    if jobs <= 1:
-        for job in todo:
-            note(_one(job))
-    else:
-        import multiprocessing
-        with ProcessPoolExecutor(max_workers=jobs,
-                                 mp_context=multiprocessing.get_context("spawn")) as ex:
-            for r in ex.map(_one, todo):
-                note(r)
+    run_jobs(_one, todo, jobs, note)
     return D, results, D.params, lam
 
 

@@ -10,7 +10,7 @@ import numpy as np
 from .._base import BaseEstimator
 from .._kernels import _kmeans as K
 from .._validation import (ConvergenceWarning, blas_single_threaded, check_array, check_int,
-                           check_random_state, check_sample_weight)
+                           check_random_state, check_sample_weight, check_walk_steps)
 from ..core import GMMResult, check_eta, check_max_iter, check_tol, generalized_mm
 from ._bounds import KMeansBounds, assign, balanced_bias, update_centers
 from ._samplers import SAMPLERS
@@ -186,13 +186,7 @@ class GMMKMeans(BaseEstimator):
         elif not callable(selection):
             raise ValueError(f"selection must be one of {SELECTIONS} or a callable, "
                              f"got {selection!r}.")
-        if isinstance(self.walk_steps, str):
-            if self.walk_steps != "auto":
-                raise ValueError(f"walk_steps must be 'auto' or an integer >= 0, "
-                                 f"got {self.walk_steps!r}.")
-            walk_steps = AUTO_STEPS_PER_POINT * n
-        else:
-            walk_steps = check_int(self.walk_steps, "walk_steps", 0)
+        walk_steps = check_walk_steps(self.walk_steps, AUTO_STEPS_PER_POINT * n)
         if not isinstance(self.sampler, str) or self.sampler not in SAMPLERS:
             raise ValueError(f"sampler must be one of {SAMPLERS}, got {self.sampler!r}.")
         return dict(sampler=self.sampler,

@@ -8,7 +8,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from .._base import BaseEstimator
-from .._validation import check_int, check_random_state
+from .._validation import check_int, check_random_state, check_walk_steps
 from ..core import check_eta, check_max_iter, check_tol, generalized_mm
 from ._bounds import LSSVMBounds, MultifoldBias
 from ._models import LatentModel
@@ -174,13 +174,7 @@ class LatentSSVM(BaseEstimator):
                 callable(bias) or hasattr(bias, "select_valid")):
             raise ValueError(f"bias must be one of {BIASES}, a MultifoldBias, a PottsBias or a "
                              f"callable bias(family, w_prev, z_prev) -> gain table, got {bias!r}.")
-        if isinstance(self.walk_steps, str):
-            if self.walk_steps != "auto":
-                raise ValueError(f"walk_steps must be 'auto' or an integer >= 0, "
-                                 f"got {self.walk_steps!r}.")
-            walk_steps = AUTO_STEPS_PER_EXAMPLE * n * n_vars
-        else:
-            walk_steps = check_int(self.walk_steps, "walk_steps", 0)
+        walk_steps = check_walk_steps(self.walk_steps, AUTO_STEPS_PER_EXAMPLE * n * n_vars)
         cp_tol = self.cp_tol
         if isinstance(cp_tol, bool) or not isinstance(cp_tol, numbers.Real) or not cp_tol > 0:
             raise ValueError(f"cp_tol must be a real number > 0, got {cp_tol!r}.")

@@ -244,6 +244,19 @@ class LatentModel:
         return gaps
 
 
+def check_loss_matrix(loss: Optional[Any], n_classes: int) -> np.ndarray:
+    """Delta(y_true, y) as a (C, C) array: 0-1 when None; else finite, >= 0, zero diagonal."""
+    C = n_classes
+    if loss is None:
+        return 1.0 - np.eye(C)
+    Lm = np.array(loss, dtype=np.float64)
+    if Lm.shape != (C, C) or not np.isfinite(Lm).all() or (Lm < 0).any() \
+            or (np.diag(Lm) != 0).any():
+        raise ValueError(f"loss must be a finite non-negative ({C}, {C}) array with a "
+                         "zero diagonal.")
+    return np.ascontiguousarray(Lm)
+
+
 @dataclass
 class Candidates:
     """Data of :class:`LatentMulticlassModel`: X (n, L, d) padded, and each example's L_i."""
@@ -278,16 +291,7 @@ class LatentMulticlassModel(LatentModel):
                  positions: Optional[Any] = None):
         from .._validation import check_int
         self.n_classes = check_int(n_classes, "n_classes", 2)
-        C = self.n_classes
-        if loss is None:
-            Lm = 1.0 - np.eye(C)
-        else:
-            Lm = np.array(loss, dtype=np.float64)
-            if Lm.shape != (C, C) or not np.isfinite(Lm).all() or (Lm < 0).any() \
-                    or (np.diag(Lm) != 0).any():
-                raise ValueError(f"loss must be a finite non-negative ({C}, {C}) array with a "
-                                 "zero diagonal.")
-        self._loss = np.ascontiguousarray(Lm)
+        self._loss = check_loss_matrix(loss, self.n_classes)
         if positions is not None:
             positions = np.array(positions, dtype=np.float64)
             if positions.ndim != 2 or positions.shape[1] != 2 or not np.isfinite(positions).all():

@@ -31,7 +31,7 @@ from .._validation import check_int
 from ..core import Selection
 from ..latent import table_value
 from ..potts import alpha_expansion, potts_energy, potts_lagrangian
-from ._models import Augmented, LatentModel, _threads
+from ._models import Augmented, LatentModel, _threads, check_loss_matrix
 
 __all__ = ["RegionPartModel", "Regions", "PottsBias", "potts_select", "discover_parts",
            "part_unaries", "coherent_labels"]
@@ -82,16 +82,7 @@ class RegionPartModel(LatentModel):
         self.n_classes = check_int(n_classes, "n_classes", 2)
         self.n_parts = check_int(n_parts, "n_parts", 1)
         self.grid = _check_grid(grid)
-        C = self.n_classes
-        if loss is None:
-            Lm = 1.0 - np.eye(C)
-        else:
-            Lm = np.array(loss, dtype=np.float64)
-            if Lm.shape != (C, C) or not np.isfinite(Lm).all() or (Lm < 0).any() \
-                    or (np.diag(Lm) != 0).any():
-                raise ValueError(f"loss must be a finite non-negative ({C}, {C}) array with a "
-                                 "zero diagonal.")
-        self._loss = np.ascontiguousarray(Lm)
+        self._loss = check_loss_matrix(loss, self.n_classes)
 
     def __repr__(self) -> str:
         return (f"RegionPartModel(n_classes={self.n_classes}, n_parts={self.n_parts}, "
