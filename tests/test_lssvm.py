@@ -110,7 +110,8 @@ def test_simplex_qp_optimal():
 
 
 # -- the Crammer-Singer check ----------------------------------------------------------------
-def test_crammer_singer_matches_linearsvc():
+@pytest.mark.parametrize("solver", ["cutting-plane", "dcd"])
+def test_crammer_singer_matches_linearsvc(solver):
     from sklearn.datasets import load_digits
     from sklearn.svm import LinearSVC
     X, y = load_digits(return_X_y=True)
@@ -118,7 +119,7 @@ def test_crammer_singer_matches_linearsvc():
     n, C = X.shape[0], 10
     for lam in (1.0 / n, 0.05):
         est = LatentSSVM(LatentMulticlassModel(C), lam=lam, max_iter=1, cp_tol=1e-5,
-                         cp_max_iter=5000).fit(X[:, None, :], y)
+                         cp_max_iter=50000, solver=solver).fit(X[:, None, :], y)
 
         def F(W):
             s = X @ W.T
@@ -230,6 +231,78 @@ def test_bcfw_matches_cutting_plane():
         res.append((w, P, ell, gap))
     for u, v in zip(res[0], res[1]):
         np.testing.assert_allclose(u, v, rtol=1e-9, atol=1e-12)
+
+
+def test_dcd_matches_cutting_plane():
+    D = tiny_digits(seed=4)
+    model = LatentMulticlassModel(6, positions=D.positions)
+    kw = dict(lam=0.05, method="gmm-random", max_iter=4, cp_tol=1e-3, cp_max_iter=20000,
+              random_state=0)
+    a = LatentSSVM(model, solver="cutting-plane", **kw).fit(D.data, D.target, latent_init=D.latent)
+    b = LatentSSVM(model, solver="dcd", **kw).fit(D.data, D.target, latent_init=D.latent)
+    assert b.history_.invariant_violations() == []
+    assert all(s.converged and s.gap <= 1e-3 for s in b.solve_info_)
+    # the first bound has one minimum: both solvers certify it to 1e-3
+    assert a.history_.bound[0] == pytest.approx(b.history_.bound[0], abs=1e-3)
+    assert b.solve_info_[0].dual <= a.history_.bound[0] + 1e-12
+    assert a.solve_info_[0].dual <= b.history_.bound[0] + 1e-12
+    with threadpool_limits(limits=1, user_api="openmp"):
+        c = LatentSSVM(model, solver="dcd", **kw).fit(D.data, D.target, latent_init=D.latent)
+    np.testing.assert_array_equal(b.coef_, c.coef_)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_dcd_epoch_is_exact_block_ascent(dtype):
+    """Each visit solves its example's dual sub-problem (over the working set) exactly."""
+    from gmmfast.lssvm._dcd import WorkingSets
+    D = tiny_digits(n=40, seed=2)
+    model = LatentMulticlassModel(6)
+    data = model.prepare(D.data.astype(dtype))
+    X = data.X.astype(np.float64)
+    y = D.target.astype(np.int32)
+    m, lam = 40, 0.05
+    idx = np.arange(m, dtype=np.int64)
+    z = D.latent.astype(np.int32)
+    ws = WorkingSets.at_labels(y, z, 16)
+    psi = model.phi_sum(data, y, z, idx)
+    w = np.zeros(model.size_joint_feature(data))
+    gaps = np.zeros(m)
+    loss = model.loss_matrix()
+
+    def dual():
+        P, ell = model.dcd_state(data, y, idx, ws)
+        wd = (psi - P) / (lam * m)
+        return wd, ell / m - 0.5 * lam * wd @ wd
+
+    rng = np.random.default_rng(0)
+    last = dual()[1]
+    for r in rng.integers(0, m, size=60):
+        est = model.dcd_epoch(data, y, idx, z, np.array([r], np.int64), w, ws, gaps, lam, 1000)
+        wd, D_now = dual()
+        np.testing.assert_allclose(w, wd, atol=1e-9)        # W kept in step with the state
+        assert D_now >= last - 1e-12                          # an ascent step
+        last = D_now
+        k = ws.n[r]
+        a = ws.alpha[r, :k]
+        assert np.all(a >= 0) and a.sum() == pytest.approx(1.0, abs=1e-12)
+        assert len(set(zip(ws.y[r, :k], ws.z[r, :k]))) == k   # no labelling twice
+        # KKT of the sub-problem: every set member's gradient is at most that of the support
+        g = np.array([wd.reshape(6, -1)[ws.y[r, j]] @ X[r, ws.z[r, j]] + loss[y[r], ws.y[r, j]]
+                      for j in range(k)])
+        assert g.max() - g[a > 0].min() <= 1e-9
+        assert est == pytest.approx(gaps[r]) and est >= -1e-12
+
+
+def test_dcd_needs_a_model_with_its_kernels():
+    class PyMulticlass(LatentModel):
+        def prepare(self, X):
+            return [np.asarray(x, dtype=np.float64) for x in X]
+
+    D = tiny_digits(n=20)
+    est = LatentSSVM(PyMulticlass(), solver="dcd", max_iter=1)
+    with pytest.raises(ValueError, match="solver='dcd' needs a model with dcd_epoch"):
+        est.fit(D.data, D.target)
+    assert not hasattr(est, "coef_")
 
 
 def test_plain_python_model_trains_like_builtin():

@@ -348,3 +348,231 @@ def bcfw_epoch(const floating[:, :, ::1] X, const int[::1] n_options, const int[
     free(xbuf)
     free(WT)
     return gap_sum
+
+
+cdef inline Py_ssize_t _ws_find_or_add(int* wy, int* wz, double* wa, int* wn, Py_ssize_t cap,
+                                       int yc, int zc, int keep_y, int keep_z) noexcept nogil:
+    """Index of labelling (yc, zc) in one example's working set, adding it if absent.
+
+    A full set replaces a member without dual mass (never (keep_y, keep_z));
+    returns -1 when every member carries mass.
+    """
+    cdef Py_ssize_t k, n = wn[0]
+    for k in range(n):
+        if wy[k] == yc and wz[k] == zc:
+            return k
+    if n < cap:
+        wy[n] = yc
+        wz[n] = zc
+        wa[n] = 0.0
+        wn[0] = <int>(n + 1)
+        return n
+    for k in range(n):
+        if wa[k] == 0.0 and not (wy[k] == keep_y and wz[k] == keep_z):
+            wy[k] = yc
+            wz[k] = zc
+            return k
+    return -1
+
+
+cdef inline double _kernel(const floating* x, Py_ssize_t d, double* norms, int ya, int za,
+                           int yb, int zb) noexcept nogil:
+    """phi(x, ya, za) . phi(x, yb, zb) = [ya == yb] x[za] . x[zb]; norms caches x[z] . x[z] (< 0: unknown)."""
+    cdef double s = 0.0
+    cdef Py_ssize_t f
+    cdef const floating* xa
+    cdef const floating* xb
+    if ya != yb:
+        return 0.0
+    if za == zb and norms[za] >= 0.0:
+        return norms[za]
+    xa = x + za * d
+    xb = x + zb * d
+    for f in range(d):
+        s = s + <double>xa[f] * <double>xb[f]
+    if za == zb:
+        norms[za] = s
+    return s
+
+
+def dcd_epoch(const floating[:, :, ::1] X, const int[::1] n_options, const int[::1] y,
+              const int64_t[::1] idx, const int[::1] z, const int64_t[::1] order,
+              const double[:, ::1] loss, double[:, ::1] W, int[:, ::1] ws_y, int[:, ::1] ws_z,
+              double[:, ::1] ws_a, int[::1] ws_n, double[::1] block_gap, double lam,
+              Py_ssize_t max_inner, bint use_gemm):
+    """One pass of dual coordinate ascent with exact per-example steps over ``order``.
+
+    The n-slack dual of a bound: example r (i = idx[r]) has a distribution
+    alpha_r over labellings (y', z'), kept as a working set (ws_y, ws_z, ws_a)[r, :ws_n[r]];
+    w = (Psi(z) - sum_r sum_k alpha_rk phi(x_i, y'_k, z'_k)) / (lam m). A visit scores all
+    labellings at the current W (one gemm), adds the loss-augmented argmax, the
+    example's own labelling (y_i, z[r]) and, while there is room, every labelling
+    whose gradient exceeds the lowest on the support to the set, then maximises the dual over the
+    set's alpha with the other examples fixed, by pairwise (SMO) steps with exact line
+    search on the gradient g_k = w.phi_k + Delta(y_i, y'_k) (scaled by 1/m), until the
+    largest violation is 0 or ``max_inner`` steps; W moves by the net change. With one
+    candidate per example this is the sequential dual method of Keerthi et al. (2008)
+    for the Crammer-Singer SVM (the steps converge to the exact sub-problem solution).
+    Sequential: results depend only on ``order``. block_gap[r] is set, for the visited
+    r, to the block duality gap (H_r - sum_k alpha_rk g_k) / m met before the step (0 when
+    the example's alpha was already optimal); returns their sum, an estimate of the
+    duality gap.
+    """
+    cdef Py_ssize_t m = idx.shape[0], L = X.shape[1], d = X.shape[2], C = W.shape[0]
+    cdef Py_ssize_t cap = ws_y.shape[1]
+    cdef Py_ssize_t t, r, zz, c, f, k, n, u, v, it
+    cdef int64_t i
+    cdef int yi, zi, by, bz
+    cdef double best, val, viol, q, step, gmin, gmax, cst = 1.0 / (lam * m), gap_sum = 0.0
+    cdef double kuu, kvv, kuv, ag
+    cdef const floating* xi
+    cdef int* wy
+    cdef int* wz
+    cdef double* wa
+    cdef double* S = <double*>malloc(L * C * sizeof(double))
+    cdef double* xbuf = <double*>malloc(L * d * sizeof(double))
+    cdef double* g = <double*>malloc(cap * sizeof(double))
+    cdef double* a0 = <double*>malloc(cap * sizeof(double))
+    cdef double* norms = <double*>malloc(L * sizeof(double))
+    cdef double* WT = <double*>malloc(d * C * sizeof(double))   # W transposed, kept in step
+    if S == NULL or xbuf == NULL or g == NULL or a0 == NULL or norms == NULL or WT == NULL:
+        free(S)
+        free(xbuf)
+        free(g)
+        free(a0)
+        free(norms)
+        free(WT)
+        raise MemoryError()
+    with nogil:
+        for c in range(C):
+            for f in range(d):
+                WT[f * C + c] = W[c, f]
+        for t in range(order.shape[0]):
+            r = order[t]
+            i = idx[r]
+            yi = y[i]
+            zi = z[r]
+            xi = &X[i, 0, 0]
+            _scores(xi, n_options[i], d, WT, C, use_gemm, xbuf, S)
+            best = -INFINITY
+            by = 0
+            bz = 0
+            for zz in range(n_options[i]):
+                for c in range(C):
+                    val = S[zz * C + c] + loss[yi, c]
+                    if val > best:
+                        best = val
+                        by = <int>c
+                        bz = <int>zz
+            wy = &ws_y[r, 0]
+            wz = &ws_z[r, 0]
+            wa = &ws_a[r, 0]
+            _ws_find_or_add(wy, wz, wa, &ws_n[r], cap, yi, zi, yi, zi)
+            _ws_find_or_add(wy, wz, wa, &ws_n[r], cap, by, bz, yi, zi)
+            # every other labelling that violates (scores above the support's lowest
+            # gradient) joins while there is room: with few labellings the sub-problem
+            # is then over all of them, as in liblinear's Crammer-Singer solver
+            gmin = INFINITY
+            for k in range(ws_n[r]):
+                if wa[k] > 0.0:
+                    val = S[wz[k] * C + wy[k]] + loss[yi, wy[k]]
+                    if val < gmin:
+                        gmin = val
+            for zz in range(n_options[i]):
+                if ws_n[r] >= cap:
+                    break
+                for c in range(C):
+                    if S[zz * C + c] + loss[yi, c] > gmin:
+                        _ws_find_or_add(wy, wz, wa, &ws_n[r], cap, <int>c, <int>zz, yi, zi)
+                        if ws_n[r] >= cap:
+                            break
+            n = ws_n[r]
+            for k in range(n):
+                norms[wz[k]] = -1.0
+            ag = 0.0
+            for k in range(n):
+                g[k] = S[wz[k] * C + wy[k]] + loss[yi, wy[k]]
+                a0[k] = wa[k]
+                ag = ag + wa[k] * g[k]
+            block_gap[r] = (best - ag) / m
+            gap_sum = gap_sum + block_gap[r]
+            for it in range(max_inner):
+                u = 0
+                v = -1
+                gmax = -INFINITY
+                gmin = INFINITY
+                for k in range(n):
+                    if g[k] > gmax:
+                        gmax = g[k]
+                        u = k
+                    if wa[k] > 0.0 and g[k] < gmin:
+                        gmin = g[k]
+                        v = k
+                if v < 0 or u == v:
+                    break
+                viol = gmax - gmin
+                if viol <= 0.0:
+                    break
+                kuu = _kernel(xi, d, norms, wy[u], wz[u], wy[u], wz[u])
+                kvv = _kernel(xi, d, norms, wy[v], wz[v], wy[v], wz[v])
+                kuv = _kernel(xi, d, norms, wy[u], wz[u], wy[v], wz[v])
+                q = kuu + kvv - 2.0 * kuv
+                step = wa[v]
+                if q > 0.0 and viol / (cst * q) < step:
+                    step = viol / (cst * q)
+                if step <= 0.0:
+                    break
+                wa[u] = wa[u] + step
+                if step == wa[v]:
+                    wa[v] = 0.0
+                else:
+                    wa[v] = wa[v] - step
+                # g_k -= cst * step * (phi_k . phi_u - phi_k . phi_v)
+                for k in range(n):
+                    if wy[k] == wy[u] or wy[k] == wy[v]:
+                        g[k] = g[k] - cst * step * (
+                            _kernel(xi, d, norms, wy[k], wz[k], wy[u], wz[u])
+                            - _kernel(xi, d, norms, wy[k], wz[k], wy[v], wz[v]))
+            for k in range(n):
+                step = wa[k] - a0[k]
+                if step != 0.0:
+                    step = cst * step
+                    c = wy[k]
+                    for f in range(d):
+                        W[c, f] = W[c, f] - step * <double>xi[wz[k] * d + f]
+                        WT[f * C + c] = W[c, f]
+    free(S)
+    free(xbuf)
+    free(g)
+    free(a0)
+    free(norms)
+    free(WT)
+    return gap_sum
+
+
+def dcd_state(const floating[:, :, ::1] X, const int[::1] y, const int64_t[::1] idx,
+              const double[:, ::1] loss, const int[:, ::1] ws_y, const int[:, ::1] ws_z,
+              const double[:, ::1] ws_a, const int[::1] ws_n, double[:, ::1] P):
+    """P (C, d) = sum_r sum_k alpha_rk phi(x_i, y'_k, z'_k); returns sum_r sum_k alpha_rk Delta.
+
+    Sequential over r, so the sums do not depend on the thread count.
+    """
+    cdef Py_ssize_t m = idx.shape[0], d = X.shape[2]
+    cdef Py_ssize_t r, k, f
+    cdef int64_t i
+    cdef double a, ell = 0.0
+    cdef const floating* xz
+    with nogil:
+        for f in range(P.shape[0] * d):
+            (&P[0, 0])[f] = 0.0
+        for r in range(m):
+            i = idx[r]
+            for k in range(ws_n[r]):
+                a = ws_a[r, k]
+                if a == 0.0:
+                    continue
+                ell = ell + a * loss[y[i], ws_y[r, k]]
+                xz = &X[i, ws_z[r, k], 0]
+                for f in range(d):
+                    P[ws_y[r, k], f] = P[ws_y[r, k], f] + a * <double>xz[f]
+    return ell

@@ -62,6 +62,7 @@ from ..latent import sample_latent, table_value
 from .._validation import draw_seed
 from ._bcfw import BCFW
 from ._cutting_plane import CuttingPlane, SolveInfo
+from ._dcd import DCD
 from ._models import Augmented
 
 __all__ = ["LSSVMBounds", "MultifoldBias", "lagrangian_select", "subset_select"]
@@ -289,7 +290,7 @@ class LSSVMBounds:
     z_init : int32 (n,) + latent_shape
         Latent initialisation: the first bound.
     cp_tol, cp_max_iter : bound solver's duality-gap tolerance (absolute) and iteration cap
-    solver : "cutting-plane" or "bcfw"
+    solver : "cutting-plane", "bcfw" or "dcd"
     random_bounds : "walk" or "subset"
     walk_steps : int
         Proposals per random-walk selection.
@@ -343,7 +344,10 @@ class LSSVMBounds:
 
     def make_solver(self, idx: np.ndarray, *, tol: float, max_iter: int, table: bool,
                     seed: int = 0):
-        """A bound solver (cutting plane or BCFW) for the training examples ``idx``."""
+        """A bound solver (cutting plane, BCFW or DCD) for the training examples ``idx``."""
+        if self.solver_kind == "dcd":
+            return DCD(self.model, self.data, self.y, idx, self.lam, tol=tol,
+                       max_iter=max_iter, table=table, seed=seed)
         if self.solver_kind == "bcfw":
             return BCFW(self.model, self.data, self.y, idx, self.lam, tol=tol,
                         max_iter=max_iter, table=table, seed=seed)

@@ -11,12 +11,13 @@ from .._base import BaseEstimator
 from .._validation import check_int, check_random_state, check_walk_steps
 from ..core import check_eta, check_max_iter, check_tol, generalized_mm
 from ._bounds import LSSVMBounds, MultifoldBias
+from ._dcd import supports_dcd
 from ._models import LatentModel
 from ._regions import PottsBias
 
 METHODS = ("ccp", "gmm-random", "gmm-biased")
 RANDOM_BOUNDS = ("walk", "subset")
-SOLVERS = ("cutting-plane", "bcfw")
+SOLVERS = ("cutting-plane", "bcfw", "dcd")
 NAMED_INITS = ("center", "top-left", "random")
 #: Random-walk proposals per latent variable (per example for one-variable models) and
 #: iteration when walk_steps="auto".
@@ -95,14 +96,17 @@ class LatentSSVM(BaseEstimator):
         Stop when the gap d_t = b_t(w_t) - F(w_t) is at most tol * F(w_0).
     max_iter : int, default=100
         G-MM (or CCP) iterations.
-    solver : {"cutting-plane", "bcfw"}, default="cutting-plane"
-        Bound minimiser: the 1-slack cutting plane (Joachims et al. 2009) or
-        block-coordinate Frank-Wolfe (Lacoste-Julien et al. 2013); both
-        warm-started across iterations, both stopped by a certified duality gap.
+    solver : {"cutting-plane", "bcfw", "dcd"}, default="cutting-plane"
+        Bound minimiser: the 1-slack cutting plane (Joachims et al. 2009),
+        block-coordinate Frank-Wolfe (Lacoste-Julien et al. 2013) or dual
+        coordinate ascent with exact per-example steps ("dcd", liblinear's
+        Crammer-Singer method extended to latent labellings; needs a model with
+        ``dcd_epoch``, i.e. LatentMulticlassModel); all warm-started across
+        iterations, all stopped by a certified duality gap.
     cp_tol : float > 0, default=1e-4
         Duality-gap tolerance of each bound minimisation, relative to F(w_0).
     cp_max_iter : int, default=500
-        Cutting planes (or BCFW epochs) per bound minimisation.
+        Cutting planes (or BCFW / DCD epochs) per bound minimisation.
     random_state : None, int or numpy Generator
     verbose : int, default=0
         Show a progress bar.
@@ -166,6 +170,9 @@ class LatentSSVM(BaseEstimator):
             raise ValueError(f"method must be one of {METHODS}, got {self.method!r}.")
         if self.solver not in SOLVERS:
             raise ValueError(f"solver must be one of {SOLVERS}, got {self.solver!r}.")
+        if self.solver == "dcd" and not supports_dcd(self.model):
+            raise ValueError(f"solver='dcd' needs a model with dcd_epoch and dcd_state "
+                             f"(LatentMulticlassModel), got {type(self.model).__name__}.")
         if self.random_bounds not in RANDOM_BOUNDS:
             raise ValueError(f"random_bounds must be one of {RANDOM_BOUNDS}, "
                              f"got {self.random_bounds!r}.")

@@ -33,12 +33,15 @@ work per variable. Such models must implement the batch methods themselves
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Optional, Sequence, Tuple
 
 import numpy as np
 
 from .._kernels import _lssvm as K
 from .._kernels._kmeans import openmp_max_threads
+
+if TYPE_CHECKING:
+    from ._dcd import WorkingSets
 
 __all__ = ["LatentModel", "LatentMulticlassModel", "Augmented", "Candidates"]
 
@@ -427,6 +430,27 @@ class LatentMulticlassModel(LatentModel):
         return K.bcfw_epoch(X, data.n_options, y, idx, order, self._loss, W,
                             P.reshape(P.shape[0], C, d), ell, float(lam),
                             X.shape[1] * C >= GEMM_MIN_SCORES)
+
+    def dcd_epoch(self, data: Candidates, y: np.ndarray, idx: np.ndarray, z: np.ndarray,
+                  order: np.ndarray, w: np.ndarray, ws: "WorkingSets", block_gap: np.ndarray,
+                  lam: float, max_inner: int) -> float:
+        """One dual coordinate ascent pass (see :class:`gmmfast.lssvm.DCD`), in place.
+
+        ``w`` moves as the pass goes; ``block_gap[r]`` receives each visited example's
+        block duality gap; returns their sum.
+        """
+        X = data.X
+        return K.dcd_epoch(X, data.n_options, y, idx, np.ascontiguousarray(z, dtype=np.int32),
+                           order, self._loss, w.reshape(self.n_classes, X.shape[2]), ws.y, ws.z,
+                           ws.alpha, ws.n, block_gap, float(lam), int(max_inner),
+                           X.shape[1] * self.n_classes >= GEMM_MIN_SCORES)
+
+    def dcd_state(self, data: Candidates, y: np.ndarray, idx: np.ndarray,
+                  ws: "WorkingSets") -> Tuple[np.ndarray, float]:
+        """(sum_r sum_k alpha_rk phi_rk, sum_r sum_k alpha_rk Delta_rk) of the dual state."""
+        P = np.empty((self.n_classes, data.X.shape[2]))
+        ell = K.dcd_state(data.X, y, idx, self._loss, ws.y, ws.z, ws.alpha, ws.n, P)
+        return P.reshape(-1), float(ell)
 
     def phi_sum(self, data: Candidates, y: np.ndarray, z: np.ndarray,
                 idx: np.ndarray) -> np.ndarray:
