@@ -50,6 +50,23 @@ cdef inline void _dots(const floating* x, const double* WT, Py_ssize_t d, Py_ssi
             acc[c] = acc[c] + xf * row[c]
 
 
+cdef inline void _dots_nonzero(const floating* x, const double* WT, Py_ssize_t d, Py_ssize_t C,
+                              double* acc) noexcept nogil:
+    """`_dots` skipping the zero features (sparse rows such as digit images; same sums)."""
+    cdef Py_ssize_t f, c
+    cdef double xf
+    cdef const double* row
+    for c in range(C):
+        acc[c] = 0.0
+    for f in range(d):
+        if x[f] == 0:
+            continue
+        xf = <double>x[f]
+        row = WT + f * C
+        for c in range(C):
+            acc[c] = acc[c] + xf * row[c]
+
+
 cdef inline void _scores(const floating* x, Py_ssize_t L, Py_ssize_t d, const double* WT,
                          Py_ssize_t C, bint use_gemm, double* xbuf, double* S) noexcept nogil:
     """S (L, C) row-major = x (L, d) WT (d, C): by BLAS dgemm, or by `_dots` per candidate."""
@@ -410,9 +427,10 @@ def dcd_epoch(const floating[:, :, ::1] X, const int[::1] n_options, const int[:
     whose gradient exceeds the lowest on the support to the set, then maximises the dual over the
     set's alpha with the other examples fixed, by pairwise (SMO) steps with exact line
     search on the gradient g_k = w.phi_k + Delta(y_i, y'_k) (scaled by 1/m), until the
-    largest violation is 0 or ``max_inner`` steps; W moves by the net change. With one
-    candidate per example this is the sequential dual method of Keerthi et al. (2008)
-    for the Crammer-Singer SVM (the steps converge to the exact sub-problem solution).
+    largest violation is 0 or ``max_inner`` steps (the steps converge to the exact
+    sub-problem solution; a few per visit are cheaper overall, bench/results/
+    lssvm_crammer_singer.md); W moves by the net change. With one candidate per example
+    this is the sequential dual method of Keerthi et al. (2008) for the Crammer-Singer SVM.
     Sequential: results depend only on ``order``. block_gap[r] is set, for the visited
     r, to the block duality gap (H_r - sum_k alpha_rk g_k) / m met before the step (0 when
     the example's alpha was already optimal); returns their sum, an estimate of the
@@ -453,7 +471,11 @@ def dcd_epoch(const floating[:, :, ::1] X, const int[::1] n_options, const int[:
             yi = y[i]
             zi = z[r]
             xi = &X[i, 0, 0]
-            _scores(xi, n_options[i], d, WT, C, use_gemm, xbuf, S)
+            if use_gemm:
+                _scores(xi, n_options[i], d, WT, C, True, xbuf, S)
+            else:
+                for zz in range(n_options[i]):
+                    _dots_nonzero(xi + zz * d, WT, d, C, S + zz * C)
             best = -INFINITY
             by = 0
             bz = 0
@@ -539,8 +561,9 @@ def dcd_epoch(const floating[:, :, ::1] X, const int[::1] n_options, const int[:
                     step = cst * step
                     c = wy[k]
                     for f in range(d):
-                        W[c, f] = W[c, f] - step * <double>xi[wz[k] * d + f]
-                        WT[f * C + c] = W[c, f]
+                        if xi[wz[k] * d + f] != 0:
+                            W[c, f] = W[c, f] - step * <double>xi[wz[k] * d + f]
+                            WT[f * C + c] = W[c, f]
     free(S)
     free(xbuf)
     free(g)

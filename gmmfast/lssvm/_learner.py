@@ -5,10 +5,9 @@ import numbers
 from typing import Any, Callable, Optional, Union
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 from .._base import BaseEstimator
-from .._validation import check_int, check_random_state, check_walk_steps
+from .._validation import blas_single_threaded, check_int, check_random_state, check_walk_steps
 from ..core import check_eta, check_max_iter, check_tol, generalized_mm
 from ._bounds import LSSVMBounds, MultifoldBias
 from ._dcd import supports_dcd
@@ -262,7 +261,7 @@ class LatentSSVM(BaseEstimator):
         if not f0 > 0:
             raise ValueError("F(0) = mean_i max_y Delta(y_i, y) is 0: the loss never "
                              "penalises any label, there is nothing to learn.")
-        with threadpool_limits(limits=1, user_api="blas"):
+        with blas_single_threaded():
             family = LSSVMBounds(model, data, y, p["lam"], z0, cp_tol=p["cp_tol"] * f0,
                                  cp_max_iter=p["cp_max_iter"], random_bounds=self.random_bounds,
                                  walk_steps=p["walk_steps"], solver=self.solver,
@@ -332,7 +331,7 @@ class LatentSSVM(BaseEstimator):
         data = self._prepare_test(X)
         n = self.model.n_samples(data)
         y0 = np.zeros(n, dtype=np.int32)
-        with threadpool_limits(limits=1, user_api="blas"):
+        with blas_single_threaded():
             aug = self.model.loss_augmented(data, y0, self.coef_, np.arange(n, dtype=np.int64),
                                             augment=False)
         return (aug.y_hat, aug.z_hat) if return_latent else aug.y_hat
