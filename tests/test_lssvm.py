@@ -202,13 +202,14 @@ def test_thread_count_and_seed_determinism():
         np.testing.assert_array_equal(a, b)
 
 
-def test_bcfw_matches_cutting_plane():
+@pytest.mark.parametrize("solver", ["bcfw", "dcd"])
+def test_solver_matches_cutting_plane(solver):
     D = tiny_digits(seed=4)
     model = LatentMulticlassModel(6, positions=D.positions)
     kw = dict(lam=0.05, method="gmm-random", max_iter=4, cp_tol=1e-3, cp_max_iter=20000,
               random_state=0)
     a = LatentSSVM(model, solver="cutting-plane", **kw).fit(D.data, D.target, latent_init=D.latent)
-    b = LatentSSVM(model, solver="bcfw", **kw).fit(D.data, D.target, latent_init=D.latent)
+    b = LatentSSVM(model, solver=solver, **kw).fit(D.data, D.target, latent_init=D.latent)
     for est in (a, b):
         assert est.history_.invariant_violations() == []
         assert all(s.converged and s.gap <= 1e-3 for s in est.solve_info_)
@@ -216,6 +217,14 @@ def test_bcfw_matches_cutting_plane():
     assert a.history_.bound[0] == pytest.approx(b.history_.bound[0], abs=1e-3)
     assert b.solve_info_[0].dual <= a.history_.bound[0] + 1e-12
     assert a.solve_info_[0].dual <= b.history_.bound[0] + 1e-12
+    with threadpool_limits(limits=1, user_api="openmp"):
+        c = LatentSSVM(model, solver=solver, **kw).fit(D.data, D.target, latent_init=D.latent)
+    np.testing.assert_array_equal(b.coef_, c.coef_)
+
+
+def test_bcfw_kernel_matches_python_steps():
+    D = tiny_digits(seed=4)
+    model = LatentMulticlassModel(6, positions=D.positions)
     # single-example BCFW steps in plain Python agree with the kernel
     rng = np.random.default_rng(0)
     data = model.prepare(D.data)
@@ -231,24 +240,6 @@ def test_bcfw_matches_cutting_plane():
         res.append((w, P, ell, gap))
     for u, v in zip(res[0], res[1]):
         np.testing.assert_allclose(u, v, rtol=1e-9, atol=1e-12)
-
-
-def test_dcd_matches_cutting_plane():
-    D = tiny_digits(seed=4)
-    model = LatentMulticlassModel(6, positions=D.positions)
-    kw = dict(lam=0.05, method="gmm-random", max_iter=4, cp_tol=1e-3, cp_max_iter=20000,
-              random_state=0)
-    a = LatentSSVM(model, solver="cutting-plane", **kw).fit(D.data, D.target, latent_init=D.latent)
-    b = LatentSSVM(model, solver="dcd", **kw).fit(D.data, D.target, latent_init=D.latent)
-    assert b.history_.invariant_violations() == []
-    assert all(s.converged and s.gap <= 1e-3 for s in b.solve_info_)
-    # the first bound has one minimum: both solvers certify it to 1e-3
-    assert a.history_.bound[0] == pytest.approx(b.history_.bound[0], abs=1e-3)
-    assert b.solve_info_[0].dual <= a.history_.bound[0] + 1e-12
-    assert a.solve_info_[0].dual <= b.history_.bound[0] + 1e-12
-    with threadpool_limits(limits=1, user_api="openmp"):
-        c = LatentSSVM(model, solver="dcd", **kw).fit(D.data, D.target, latent_init=D.latent)
-    np.testing.assert_array_equal(b.coef_, c.coef_)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

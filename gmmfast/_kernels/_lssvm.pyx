@@ -37,22 +37,10 @@ cdef inline double _dot(const floating* x, const double* wc, Py_ssize_t d) noexc
 
 cdef inline void _dots(const floating* x, const double* WT, Py_ssize_t d, Py_ssize_t C,
                        double* acc) noexcept nogil:
-    """acc[c] = sum_f x[f] WT[f, c], each sum sequential in f (as `_dot`); vectorises over c."""
-    cdef Py_ssize_t f, c
-    cdef double xf
-    cdef const double* row
-    for c in range(C):
-        acc[c] = 0.0
-    for f in range(d):
-        xf = <double>x[f]
-        row = WT + f * C
-        for c in range(C):
-            acc[c] = acc[c] + xf * row[c]
+    """acc[c] = sum_f x[f] WT[f, c], each sum sequential in f (as `_dot`); vectorises over c.
 
-
-cdef inline void _dots_nonzero(const floating* x, const double* WT, Py_ssize_t d, Py_ssize_t C,
-                              double* acc) noexcept nogil:
-    """`_dots` skipping the zero features (sparse rows such as digit images; same sums)."""
+    Zero features are skipped (sparse rows such as digit images): the sums are the same.
+    """
     cdef Py_ssize_t f, c
     cdef double xf
     cdef const double* row
@@ -86,6 +74,23 @@ cdef inline void _scores(const floating* x, Py_ssize_t L, Py_ssize_t d, const do
     else:
         for z in range(L):
             _dots(x + z * d, WT, d, C, S + z * C)
+
+
+cdef inline double _argmax_augmented(const double* S, Py_ssize_t nz, Py_ssize_t C,
+                                     const double* lrow, int* by, int* bz) noexcept nogil:
+    """max_{z < nz, c} S[z, c] + lrow[c], reached first in the order (z, c) at (by, bz)."""
+    cdef Py_ssize_t z, c
+    cdef double v, best = -INFINITY
+    by[0] = 0
+    bz[0] = 0
+    for z in range(nz):
+        for c in range(C):
+            v = S[z * C + c] + lrow[c]
+            if v > best:
+                best = v
+                by[0] = <int>c
+                bz[0] = <int>z
+    return best
 
 
 def augmented_pass(const floating[:, :, ::1] X, const int[::1] n_options, const int[::1] y,
@@ -136,16 +141,7 @@ def augmented_pass(const floating[:, :, ::1] X, const int[::1] n_options, const 
                 nz = n_options[i]
                 _scores(&X[i, 0, 0], nz, d, &WT[0, 0], C, use_gemm, xbuf, S)
                 lrow = &loss[yi, 0]
-                best = -INFINITY
-                by = 0
-                bz = 0
-                for z in range(nz):
-                    for c in range(C):
-                        v = S[z * C + c] + lrow[c]
-                        if v > best:
-                            best = v
-                            by = <int>c
-                            bz = <int>z
+                best = _argmax_augmented(S, nz, C, lrow, &by, &bz)
                 if want_table:
                     for z in range(nz):
                         table[r, z] = S[z * C + yi]
@@ -209,6 +205,40 @@ def phi_accumulate(const floating[:, :, ::1] X, const int[::1] y, const int[::1]
                     slot[f] = slot[f] + <double>xz[f]
 
 
+cdef inline double _violation(const double* g, const double* a, Py_ssize_t K, Py_ssize_t* up,
+                              Py_ssize_t* down) noexcept nogil:
+    """max_k g_k - min_{a_k > 0} g_k, the KKT violation of max over the simplex; ``up`` gets
+    the argmax, ``down`` the argmin over the support (-1 if a has none)."""
+    cdef Py_ssize_t k
+    cdef double gmax = -INFINITY, gmin = INFINITY
+    up[0] = 0
+    down[0] = -1
+    for k in range(K):
+        if g[k] > gmax:
+            gmax = g[k]
+            up[0] = k
+        if a[k] > 0.0 and g[k] < gmin:
+            gmin = g[k]
+            down[0] = k
+    return gmax - gmin
+
+
+cdef inline double _move_mass(double* a, Py_ssize_t i, Py_ssize_t j, double newton) noexcept nogil:
+    """Move t = min(newton, a[j]) of mass from coordinate j to i (the pairwise step of SMO
+    with its exact line-search length ``newton``); returns t (nothing moves when t <= 0)."""
+    cdef double t = a[j]
+    if newton < t:
+        t = newton
+    if t <= 0.0:
+        return 0.0
+    a[i] = a[i] + t
+    if t == a[j]:
+        a[j] = 0.0
+    else:
+        a[j] = a[j] - t
+    return t
+
+
 def simplex_qp(const double[:, ::1] G, const double[::1] b, double lam, double[::1] alpha,
                double tol, Py_ssize_t max_iter):
     """Maximise D(a) = b.a - a'Ga / (2 lam) over the simplex (a >= 0, sum a = 1), from ``alpha``.
@@ -232,16 +262,8 @@ def simplex_qp(const double[:, ::1] G, const double[::1] b, double lam, double[:
                 s = s + G[k, i] * alpha[i]
             g[k] = b[k] - s / lam
         while it < max_iter:
-            i = 0
-            gi = -INFINITY
-            gj = INFINITY
-            for k in range(K):
-                if g[k] > gi:
-                    gi = g[k]
-                    i = k
-                if alpha[k] > 0.0 and g[k] < gj:
-                    gj = g[k]
-            viol = gi - gj
+            viol = _violation(g, &alpha[0], K, &i, &j)
+            gi = g[i]
             if viol <= tol:
                 break
             # second-order choice of j (Fan, Chen, Lin 2005): the largest exact gain
@@ -261,19 +283,9 @@ def simplex_qp(const double[:, ::1] G, const double[::1] b, double lam, double[:
                 break
             viol = gi - g[j]
             curv = G[i, i] + G[j, j] - 2.0 * G[i, j]
-            if curv > 0.0:
-                t = lam * viol / curv
-                if t > alpha[j]:
-                    t = alpha[j]
-            else:
-                t = alpha[j]
+            t = _move_mass(&alpha[0], i, j, lam * viol / curv if curv > 0.0 else INFINITY)
             if t <= 0.0:
                 break
-            alpha[i] = alpha[i] + t
-            if t == alpha[j]:
-                alpha[j] = 0.0
-            else:
-                alpha[j] = alpha[j] - t
             for k in range(K):
                 g[k] = g[k] - t * (G[k, i] - G[k, j]) / lam
             it += 1
@@ -316,16 +328,7 @@ def bcfw_epoch(const floating[:, :, ::1] X, const int[::1] n_options, const int[
                 for f in range(d):
                     WT[f * C + c] = W[c, f]
             _scores(&X[i, 0, 0], nz, d, WT, C, use_gemm, xbuf, S)
-            best = -INFINITY
-            by = 0
-            bz = 0
-            for z in range(nz):
-                for c in range(C):
-                    v = S[z * C + c] + loss[yi, c]
-                    if v > best:
-                        best = v
-                        by = <int>c
-                        bz = <int>z
+            best = _argmax_augmented(S, nz, C, &loss[yi, 0], &by, &bz)
             xz = &X[i, bz, 0]
             Pr = &P[r, 0, 0]
             pw = 0.0
@@ -441,7 +444,7 @@ def dcd_epoch(const floating[:, :, ::1] X, const int[::1] n_options, const int[:
     cdef Py_ssize_t t, r, zz, c, f, k, n, u, v, it
     cdef int64_t i
     cdef int yi, zi, by, bz
-    cdef double best, val, viol, q, step, gmin, gmax, cst = 1.0 / (lam * m), gap_sum = 0.0
+    cdef double best, val, viol, q, step, gmin, cst = 1.0 / (lam * m), gap_sum = 0.0
     cdef double kuu, kvv, kuv, ag
     cdef const floating* xi
     cdef int* wy
@@ -453,123 +456,86 @@ def dcd_epoch(const floating[:, :, ::1] X, const int[::1] n_options, const int[:
     cdef double* a0 = <double*>malloc(cap * sizeof(double))
     cdef double* norms = <double*>malloc(L * sizeof(double))
     cdef double* WT = <double*>malloc(d * C * sizeof(double))   # W transposed, kept in step
-    if S == NULL or xbuf == NULL or g == NULL or a0 == NULL or norms == NULL or WT == NULL:
+    try:
+        if S == NULL or xbuf == NULL or g == NULL or a0 == NULL or norms == NULL or WT == NULL:
+            raise MemoryError()
+        with nogil:
+            for c in range(C):
+                for f in range(d):
+                    WT[f * C + c] = W[c, f]
+            for t in range(order.shape[0]):
+                r = order[t]
+                i = idx[r]
+                yi = y[i]
+                zi = z[r]
+                xi = &X[i, 0, 0]
+                _scores(xi, n_options[i], d, WT, C, use_gemm, xbuf, S)
+                best = _argmax_augmented(S, n_options[i], C, &loss[yi, 0], &by, &bz)
+                wy = &ws_y[r, 0]
+                wz = &ws_z[r, 0]
+                wa = &ws_a[r, 0]
+                _ws_find_or_add(wy, wz, wa, &ws_n[r], cap, yi, zi, yi, zi)
+                _ws_find_or_add(wy, wz, wa, &ws_n[r], cap, by, bz, yi, zi)
+                # every other labelling that violates (scores above the support's lowest
+                # gradient) joins while there is room: with few labellings the sub-problem
+                # is then over all of them, as in liblinear's Crammer-Singer solver
+                gmin = INFINITY
+                for k in range(ws_n[r]):
+                    if wa[k] > 0.0:
+                        val = S[wz[k] * C + wy[k]] + loss[yi, wy[k]]
+                        if val < gmin:
+                            gmin = val
+                for zz in range(n_options[i]):
+                    if ws_n[r] >= cap:
+                        break
+                    for c in range(C):
+                        if S[zz * C + c] + loss[yi, c] > gmin:
+                            _ws_find_or_add(wy, wz, wa, &ws_n[r], cap, <int>c, <int>zz, yi, zi)
+                            if ws_n[r] >= cap:
+                                break
+                n = ws_n[r]
+                for k in range(n):
+                    norms[wz[k]] = -1.0
+                ag = 0.0
+                for k in range(n):
+                    g[k] = S[wz[k] * C + wy[k]] + loss[yi, wy[k]]
+                    a0[k] = wa[k]
+                    ag = ag + wa[k] * g[k]
+                block_gap[r] = (best - ag) / m
+                gap_sum = gap_sum + block_gap[r]
+                for it in range(max_inner):
+                    viol = _violation(g, wa, n, &u, &v)
+                    if v < 0 or u == v or viol <= 0.0:
+                        break
+                    kuu = _kernel(xi, d, norms, wy[u], wz[u], wy[u], wz[u])
+                    kvv = _kernel(xi, d, norms, wy[v], wz[v], wy[v], wz[v])
+                    kuv = _kernel(xi, d, norms, wy[u], wz[u], wy[v], wz[v])
+                    q = kuu + kvv - 2.0 * kuv
+                    step = _move_mass(wa, u, v, viol / (cst * q) if q > 0.0 else INFINITY)
+                    if step <= 0.0:
+                        break
+                    # g_k -= cst * step * (phi_k . phi_u - phi_k . phi_v)
+                    for k in range(n):
+                        if wy[k] == wy[u] or wy[k] == wy[v]:
+                            g[k] = g[k] - cst * step * (
+                                _kernel(xi, d, norms, wy[k], wz[k], wy[u], wz[u])
+                                - _kernel(xi, d, norms, wy[k], wz[k], wy[v], wz[v]))
+                for k in range(n):
+                    step = wa[k] - a0[k]
+                    if step != 0.0:
+                        step = cst * step
+                        c = wy[k]
+                        for f in range(d):
+                            if xi[wz[k] * d + f] != 0:
+                                W[c, f] = W[c, f] - step * <double>xi[wz[k] * d + f]
+                                WT[f * C + c] = W[c, f]
+    finally:
         free(S)
         free(xbuf)
         free(g)
         free(a0)
         free(norms)
         free(WT)
-        raise MemoryError()
-    with nogil:
-        for c in range(C):
-            for f in range(d):
-                WT[f * C + c] = W[c, f]
-        for t in range(order.shape[0]):
-            r = order[t]
-            i = idx[r]
-            yi = y[i]
-            zi = z[r]
-            xi = &X[i, 0, 0]
-            if use_gemm:
-                _scores(xi, n_options[i], d, WT, C, True, xbuf, S)
-            else:
-                for zz in range(n_options[i]):
-                    _dots_nonzero(xi + zz * d, WT, d, C, S + zz * C)
-            best = -INFINITY
-            by = 0
-            bz = 0
-            for zz in range(n_options[i]):
-                for c in range(C):
-                    val = S[zz * C + c] + loss[yi, c]
-                    if val > best:
-                        best = val
-                        by = <int>c
-                        bz = <int>zz
-            wy = &ws_y[r, 0]
-            wz = &ws_z[r, 0]
-            wa = &ws_a[r, 0]
-            _ws_find_or_add(wy, wz, wa, &ws_n[r], cap, yi, zi, yi, zi)
-            _ws_find_or_add(wy, wz, wa, &ws_n[r], cap, by, bz, yi, zi)
-            # every other labelling that violates (scores above the support's lowest
-            # gradient) joins while there is room: with few labellings the sub-problem
-            # is then over all of them, as in liblinear's Crammer-Singer solver
-            gmin = INFINITY
-            for k in range(ws_n[r]):
-                if wa[k] > 0.0:
-                    val = S[wz[k] * C + wy[k]] + loss[yi, wy[k]]
-                    if val < gmin:
-                        gmin = val
-            for zz in range(n_options[i]):
-                if ws_n[r] >= cap:
-                    break
-                for c in range(C):
-                    if S[zz * C + c] + loss[yi, c] > gmin:
-                        _ws_find_or_add(wy, wz, wa, &ws_n[r], cap, <int>c, <int>zz, yi, zi)
-                        if ws_n[r] >= cap:
-                            break
-            n = ws_n[r]
-            for k in range(n):
-                norms[wz[k]] = -1.0
-            ag = 0.0
-            for k in range(n):
-                g[k] = S[wz[k] * C + wy[k]] + loss[yi, wy[k]]
-                a0[k] = wa[k]
-                ag = ag + wa[k] * g[k]
-            block_gap[r] = (best - ag) / m
-            gap_sum = gap_sum + block_gap[r]
-            for it in range(max_inner):
-                u = 0
-                v = -1
-                gmax = -INFINITY
-                gmin = INFINITY
-                for k in range(n):
-                    if g[k] > gmax:
-                        gmax = g[k]
-                        u = k
-                    if wa[k] > 0.0 and g[k] < gmin:
-                        gmin = g[k]
-                        v = k
-                if v < 0 or u == v:
-                    break
-                viol = gmax - gmin
-                if viol <= 0.0:
-                    break
-                kuu = _kernel(xi, d, norms, wy[u], wz[u], wy[u], wz[u])
-                kvv = _kernel(xi, d, norms, wy[v], wz[v], wy[v], wz[v])
-                kuv = _kernel(xi, d, norms, wy[u], wz[u], wy[v], wz[v])
-                q = kuu + kvv - 2.0 * kuv
-                step = wa[v]
-                if q > 0.0 and viol / (cst * q) < step:
-                    step = viol / (cst * q)
-                if step <= 0.0:
-                    break
-                wa[u] = wa[u] + step
-                if step == wa[v]:
-                    wa[v] = 0.0
-                else:
-                    wa[v] = wa[v] - step
-                # g_k -= cst * step * (phi_k . phi_u - phi_k . phi_v)
-                for k in range(n):
-                    if wy[k] == wy[u] or wy[k] == wy[v]:
-                        g[k] = g[k] - cst * step * (
-                            _kernel(xi, d, norms, wy[k], wz[k], wy[u], wz[u])
-                            - _kernel(xi, d, norms, wy[k], wz[k], wy[v], wz[v]))
-            for k in range(n):
-                step = wa[k] - a0[k]
-                if step != 0.0:
-                    step = cst * step
-                    c = wy[k]
-                    for f in range(d):
-                        if xi[wz[k] * d + f] != 0:
-                            W[c, f] = W[c, f] - step * <double>xi[wz[k] * d + f]
-                            WT[f * C + c] = W[c, f]
-    free(S)
-    free(xbuf)
-    free(g)
-    free(a0)
-    free(norms)
-    free(WT)
     return gap_sum
 
 

@@ -68,32 +68,24 @@ class WorkingSets:
         return ws
 
 
-def supports_dcd(model: Any) -> bool:
-    """Whether ``model`` has the kernels the DCD solver needs."""
-    return callable(getattr(model, "dcd_epoch", None)) and \
-        callable(getattr(model, "dcd_state", None))
+def check_dcd_model(model: Any) -> None:
+    """Raise a ValueError unless ``model`` has the kernels the DCD solver needs."""
+    if not (callable(getattr(model, "dcd_epoch", None)) and
+            callable(getattr(model, "dcd_state", None))):
+        raise ValueError(f"solver='dcd' needs a model with dcd_epoch and dcd_state "
+                         f"(LatentMulticlassModel); {type(model).__name__} has not. "
+                         "Use solver='cutting-plane' or 'bcfw'.")
 
 
 class DCD(BCFW):
     """Dual coordinate ascent for the bounds of one training set (see module docstring).
 
-    Parameters
-    ----------
-    model, data, y, idx, lam, tol, table : as :class:`CuttingPlane`
-    max_iter : int
-        Cap on epochs per solve.
-    seed : int
-        Seed of the visiting orders.
+    Parameters are those of :class:`BCFW` (``max_iter`` caps the epochs per solve).
     """
 
-    def __init__(self, model: Any, data: Any, y: np.ndarray, idx: np.ndarray, lam: float, *,
-                 tol: float, max_iter: int, table: bool = False, seed: int = 0):
-        if not supports_dcd(model):
-            raise ValueError(f"solver='dcd' needs a model with dcd_epoch and dcd_state "
-                             f"(LatentMulticlassModel); {type(model).__name__} has not. "
-                             "Use solver='cutting-plane' or 'bcfw'.")
-        super().__init__(model, data, y, idx, lam, tol=tol, max_iter=max_iter, table=table,
-                         seed=seed)
+    def __init__(self, model: Any, *args: Any, **kwargs: Any):
+        check_dcd_model(model)
+        super().__init__(model, *args, **kwargs)
         self.ws: Optional[WorkingSets] = None
 
     def _w_dual(self, psi_sum: np.ndarray) -> Tuple[np.ndarray, float]:

@@ -10,7 +10,7 @@ from .._base import BaseEstimator
 from .._validation import blas_single_threaded, check_int, check_random_state, check_walk_steps
 from ..core import check_eta, check_max_iter, check_tol, generalized_mm
 from ._bounds import LSSVMBounds, MultifoldBias
-from ._dcd import supports_dcd
+from ._dcd import check_dcd_model
 from ._models import LatentModel
 from ._regions import PottsBias
 
@@ -169,9 +169,8 @@ class LatentSSVM(BaseEstimator):
             raise ValueError(f"method must be one of {METHODS}, got {self.method!r}.")
         if self.solver not in SOLVERS:
             raise ValueError(f"solver must be one of {SOLVERS}, got {self.solver!r}.")
-        if self.solver == "dcd" and not supports_dcd(self.model):
-            raise ValueError(f"solver='dcd' needs a model with dcd_epoch and dcd_state "
-                             f"(LatentMulticlassModel), got {type(self.model).__name__}.")
+        if self.solver == "dcd":
+            check_dcd_model(self.model)
         if self.random_bounds not in RANDOM_BOUNDS:
             raise ValueError(f"random_bounds must be one of {RANDOM_BOUNDS}, "
                              f"got {self.random_bounds!r}.")
