@@ -19,7 +19,6 @@ moves per grid and time per move (one graph build, one max-flow, one energy).
 """
 import argparse
 import os
-import time
 
 import numpy as np
 from scipy.sparse import csr_matrix

@@ -14,7 +14,6 @@ import argparse
 import json
 import time
 
-import numpy as np
 
 from _common import DATA, RESULTS, markdown_table, write_results
 

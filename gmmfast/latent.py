@@ -11,7 +11,7 @@ the exact repair after rounding, and the walk over a table of costs.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Optional, Tuple
+from typing import Any, Callable, Tuple
 
 import numpy as np
 

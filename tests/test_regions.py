@@ -25,7 +25,6 @@ def tiny_scenes(n=40, seed=0, grid=(4, 4), **kw):
 def brute_augmented(X, y, U, V, loss, augment=True):
     """numpy: per class sum_r max_p (S + V[c]) (+ Delta); first class, first part on ties."""
     S = np.einsum("nrd,pd->nrp", X.astype(np.float64), U)
-    n = X.shape[0]
     C = V.shape[0]
     tot = np.stack([(S + V[c]).max(-1).sum(-1) for c in range(C)], axis=1)
     if augment:

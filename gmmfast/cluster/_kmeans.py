@@ -1,7 +1,6 @@
 """GMMKMeans: k-means clustering optimised by Generalized Majorization-Minimization."""
 from __future__ import annotations
 
-import numbers
 import warnings
 from typing import Any, Callable, Optional, Union
 

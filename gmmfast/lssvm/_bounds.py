@@ -53,13 +53,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Callable, List, Optional, Tuple
+from typing import Any, List, Optional, Tuple
 
 import numpy as np
 
 from ..core import Selection
 from ..latent import sample_latent, table_value
-from .._validation import draw_seed
 from ._bcfw import BCFW
 from ._cutting_plane import CuttingPlane, SolveInfo
 from ._dcd import DCD

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import numbers
-from typing import Any, Callable, Optional, Union
+from typing import Any, Callable, Union
 
 import numpy as np
 

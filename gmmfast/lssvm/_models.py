@@ -33,7 +33,7 @@ work per variable. Such models must implement the batch methods themselves
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Optional, Tuple
 
 import numpy as np
 
@@ -389,7 +389,7 @@ class LatentMulticlassModel(LatentModel):
                        table: bool = False, phi: bool = False, augment: bool = True
                        ) -> Augmented:
         X = data.X
-        m, (n, L, d), C = idx.shape[0], X.shape, self.n_classes
+        m, (L, d), C = idx.shape[0], X.shape[1:], self.n_classes
         WT = np.ascontiguousarray(self._W(data, w).T)
         H = np.empty(m)
         y_hat = np.empty(m, dtype=np.int32)

@@ -166,7 +166,7 @@ class RegionPartModel(LatentModel):
                        table: bool = False, phi: bool = False, augment: bool = True
                        ) -> Augmented:
         X = data.X
-        m, (n, R, d), C, P = idx.shape[0], X.shape, self.n_classes, self.n_parts
+        m, (R, d), C, P = idx.shape[0], X.shape[1:], self.n_classes, self.n_parts
         U, V = self.split(w, d)
         UT = np.ascontiguousarray(U.T)
         V = np.ascontiguousarray(V)
