@@ -121,7 +121,8 @@ def main() -> None:
     y = D.y_train.astype(np.int32)
     idx = np.arange(y.shape[0], dtype=np.int64)
     Lm = model.loss_matrix()
-    ours = model.loss_augmented(data, y, w, idx)
+    with threadpool_limits(limits=1, user_api="blas"):   # BLAS threads under OpenMP threads
+        ours = model.loss_augmented(data, y, w, idx)      # oversubscribe: 0.5 ms -> 3-10 ms
     ref = numpy_augmented(D.X_train, y, U, V, Lm)
     same = (np.allclose(ours.H, ref[0], rtol=1e-12, atol=1e-10)
             and np.array_equal(ours.y_hat, ref[1]) and np.array_equal(ours.z_hat, ref[2]))
@@ -177,7 +178,11 @@ def main() -> None:
         "Cython kernel (one dgemm per block of 8 images, classes vectorised, prange over chunks "
         "of 16 images), called directly with preallocated outputs and the thread count given. "
         "The ratio compares both on 1 thread. `same` checks H, y_hat and z_hat of the model's "
-        "pass against numpy.",
+        "pass against numpy. The threaded column varies from run to run on this machine "
+        "(0.5-1.7 ms in repeated runs of this section alone): OpenBLAS's idle threads "
+        "busy-wait for a while after a call and compete with the kernel's second OpenMP thread "
+        "(the kernel calls dgemm from inside its threads); with OPENBLAS_NUM_THREADS=1 it "
+        "measured 0.50-0.55 ms.",
         "",
         markdown_table(["problem", "ours ms (1 thread)", "ours ms (threads)", "numpy ms",
                         "numpy time / ours", "same"], inf_rows),
