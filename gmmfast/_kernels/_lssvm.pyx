@@ -10,8 +10,9 @@
 # - sums of feature vectors are accumulated per chunk of CHUNK positions
 #   (sequentially inside the chunk) into that chunk's slot; the caller reduces
 #   the slots in a fixed order;
-# - scores are accumulated in double precision: by BLAS dgemm per example when
-#   the candidates are many (the caller decides from the shapes), else by a loop
+# - scores are accumulated in double precision: in a pass by BLAS dgemm per block
+#   of examples; in the one-example-at-a-time epochs (BCFW, DCD) by dgemm when the
+#   candidates are many (the caller decides from the shapes), else by a loop
 #   vectorised over classes. One pass gives every number the G-MM family
 #   compares (H, the latent table), so they are consistent with each other.
 from cython.parallel cimport prange, parallel
@@ -19,12 +20,13 @@ from libc.stdlib cimport malloc, free
 from libc.stdint cimport int64_t
 from libc.math cimport INFINITY
 
-from scipy.linalg.cython_blas cimport dgemm
-
 from ._common cimport floating
+from ._gemm cimport block_rows_dot, rows_dot
 
 CHUNK = 64
 cdef Py_ssize_t _CHUNK = 64
+#: Examples per dgemm of candidate scores (the BLAS path); CHUNK is a multiple.
+cdef Py_ssize_t _BLOCK = 8
 
 
 cdef inline double _dot(const floating* x, const double* wc, Py_ssize_t d) noexcept nogil:
@@ -58,19 +60,9 @@ cdef inline void _dots(const floating* x, const double* WT, Py_ssize_t d, Py_ssi
 cdef inline void _scores(const floating* x, Py_ssize_t L, Py_ssize_t d, const double* WT,
                          Py_ssize_t C, bint use_gemm, double* xbuf, double* S) noexcept nogil:
     """S (L, C) row-major = x (L, d) WT (d, C): by BLAS dgemm, or by `_dots` per candidate."""
-    cdef Py_ssize_t z, f
-    cdef int M = <int>C, N = <int>L, Kd = <int>d
-    cdef double one = 1.0, zero = 0.0
-    cdef char tn = b'N'
-    cdef const double* xd
+    cdef Py_ssize_t z
     if use_gemm:
-        if floating is double:
-            xd = x
-        else:
-            for f in range(L * d):
-                xbuf[f] = <double>x[f]
-            xd = xbuf
-        dgemm(&tn, &tn, &M, &N, &Kd, &one, <double*>WT, &M, <double*>xd, &Kd, &zero, S, &M)
+        rows_dot(x, L, d, WT, C, xbuf, S)
     else:
         for z in range(L):
             _dots(x + z * d, WT, d, C, S + z * C)
@@ -96,8 +88,7 @@ cdef inline double _argmax_augmented(const double* S, Py_ssize_t nz, Py_ssize_t 
 def augmented_pass(const floating[:, :, ::1] X, const int[::1] n_options, const int[::1] y,
                    const int64_t[::1] idx, const double[:, ::1] WT, const double[:, ::1] loss,
                    double[::1] H, int[::1] y_hat, int[::1] z_hat, double[:, ::1] table,
-                   double[:, :, ::1] phi_slots, double[::1] loss_slots, bint use_gemm,
-                   int n_threads):
+                   double[:, :, ::1] phi_slots, double[::1] loss_slots, int n_threads):
     """Loss-augmented inference for the examples idx[r], r < m.
 
     For each r (i = idx[r]): H[r] = max_{c, z} W[c] . x_i[z] + loss[y_i, c], reached
@@ -106,8 +97,9 @@ def augmented_pass(const floating[:, :, ::1] X, const int[::1] n_options, const 
     z >= n_options[i]). If ``phi_slots`` has rows, chunk q of positions adds
     x_i[z_hat] to phi_slots[q, y_hat] and loss[y_i, y_hat] to loss_slots[q].
     With a zero ``loss`` this is plain inference. WT is W transposed, (d, C).
-    The scores of one example come from one BLAS dgemm (``use_gemm``) or from
-    a loop vectorised over classes.
+    The scores come from one BLAS dgemm per block of _BLOCK examples (padded
+    candidates are scored too), faster at every shape measured than a loop per
+    example (bench/results/lssvm_inference.md).
     """
     cdef Py_ssize_t m = idx.shape[0], L = X.shape[1], d = X.shape[2], C = WT.shape[1]
     cdef Py_ssize_t n_chunks = (m + _CHUNK - 1) // _CHUNK
@@ -117,7 +109,9 @@ def augmented_pass(const floating[:, :, ::1] X, const int[::1] n_options, const 
     cdef int64_t i
     cdef int yi, by, bz
     cdef double best, v
+    cdef Py_ssize_t b
     cdef double* S
+    cdef double* Sr
     cdef double* xbuf
     cdef double* slot
     cdef const double* lrow
@@ -125,8 +119,8 @@ def augmented_pass(const floating[:, :, ::1] X, const int[::1] n_options, const 
     if m == 0:
         return
     with nogil, parallel(num_threads=n_threads):
-        S = <double*>malloc(L * C * sizeof(double))
-        xbuf = <double*>malloc(L * d * sizeof(double))
+        S = <double*>malloc(_BLOCK * L * C * sizeof(double))
+        xbuf = <double*>malloc(_BLOCK * L * d * sizeof(double))
         for q in prange(n_chunks, schedule="static"):
             lo = q * _CHUNK
             hi = min(lo + _CHUNK, m)
@@ -139,12 +133,15 @@ def augmented_pass(const floating[:, :, ::1] X, const int[::1] n_options, const 
                 i = idx[r]
                 yi = y[i]
                 nz = n_options[i]
-                _scores(&X[i, 0, 0], nz, d, &WT[0, 0], C, use_gemm, xbuf, S)
+                b = (r - lo) % _BLOCK
+                if b == 0:         # the scores of the next block of examples, one dgemm
+                    block_rows_dot(X, idx, r, min(_BLOCK, hi - r), &WT[0, 0], C, xbuf, S)
+                Sr = S + b * L * C
                 lrow = &loss[yi, 0]
-                best = _argmax_augmented(S, nz, C, lrow, &by, &bz)
+                best = _argmax_augmented(Sr, nz, C, lrow, &by, &bz)
                 if want_table:
                     for z in range(nz):
-                        table[r, z] = S[z * C + yi]
+                        table[r, z] = Sr[z * C + yi]
                     for z in range(nz, L):
                         table[r, z] = -INFINITY
                 H[r] = best

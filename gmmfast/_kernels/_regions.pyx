@@ -22,63 +22,16 @@ from libc.stdlib cimport malloc, calloc, realloc, free
 from libc.stdint cimport int64_t
 from libc.math cimport INFINITY
 
-from scipy.linalg.cython_blas cimport dgemm
 import numpy as np
 
 from ._common cimport floating
+from ._gemm cimport block_rows_dot, rows_dot
 
 #: Positions per chunk (one slot of joint-feature sums each); depends on nothing but n.
 CHUNK = 16
 cdef Py_ssize_t _CHUNK = 16
 #: Images per dgemm of part responses.
 cdef Py_ssize_t _BLOCK = 8
-
-
-cdef inline void _responses(const floating* x, Py_ssize_t R, Py_ssize_t d, const double* UT,
-                            Py_ssize_t P, double* xbuf, double* S) noexcept nogil:
-    """S (R, P) row-major = x (R, d) UT (d, P), by one BLAS dgemm."""
-    cdef Py_ssize_t f
-    cdef int M = <int>P, N = <int>R, Kd = <int>d
-    cdef double one = 1.0, zero = 0.0
-    cdef char tn = b'N'
-    cdef const double* xd
-    if floating is double:
-        xd = x
-    else:
-        for f in range(R * d):
-            xbuf[f] = <double>x[f]
-        xd = xbuf
-    dgemm(&tn, &tn, &M, &N, &Kd, &one, <double*>UT, &M, <double*>xd, &Kd, &zero, S, &M)
-
-
-cdef inline void _block_responses(const floating[:, :, ::1] X, const int64_t[::1] idx,
-                                  Py_ssize_t q0, Py_ssize_t B, const double* UT, Py_ssize_t P,
-                                  double* xbuf, double* S) noexcept nogil:
-    """S (B R, P) = the part responses of the images idx[q0 .. q0 + B), one dgemm.
-
-    Consecutive double images are read in place; otherwise they are gathered
-    (and converted) into ``xbuf`` first. Every entry is the same dot product
-    whichever way, so results do not depend on the blocking.
-    """
-    cdef Py_ssize_t R = X.shape[1], d = X.shape[2], b, f
-    cdef int M = <int>P, N = <int>(B * R), Kd = <int>d
-    cdef double one = 1.0, zero = 0.0
-    cdef char tn = b'N'
-    cdef const double* xd
-    cdef const floating* src
-    cdef bint contiguous = floating is double
-    for b in range(1, B):
-        if idx[q0 + b] != idx[q0] + b:
-            contiguous = False
-    if contiguous:
-        xd = <const double*>&X[idx[q0], 0, 0]
-    else:
-        for b in range(B):
-            src = &X[idx[q0 + b], 0, 0]
-            for f in range(R * d):
-                xbuf[b * R * d + f] = <double>src[f]
-        xd = xbuf
-    dgemm(&tn, &tn, &M, &N, &Kd, &one, <double*>UT, &M, <double*>xd, &Kd, &zero, S, &M)
 
 
 cdef inline void _class_totals(const double* S, Py_ssize_t R, Py_ssize_t P, const double* VT,
@@ -159,7 +112,7 @@ def augmented_pass(const floating[:, :, ::1] X, const int[::1] y, const int64_t[
             q0 = lo
             while q0 < hi:
                 B = min(_BLOCK, hi - q0)
-                _block_responses(X, idx, q0, B, &UT[0, 0], P, xbuf, S)
+                block_rows_dot(X, idx, q0, B, &UT[0, 0], P, xbuf, S)
                 for b in range(B):
                     q = q0 + b
                     i = idx[q]
@@ -224,7 +177,7 @@ def latent_table(const floating[:, :, ::1] X, const int[::1] y, const int64_t[::
         xbuf = <double*>malloc(R * d * sizeof(double))
         for q in prange(m, schedule="static"):
             i = idx[q]
-            _responses(&X[i, 0, 0], R, d, &UT[0, 0], P, xbuf, S)
+            rows_dot(&X[i, 0, 0], R, d, &UT[0, 0], P, xbuf, S)
             vrow = &V[y[i], 0]
             for r in range(R):
                 for p in range(P):

@@ -400,7 +400,7 @@ class LatentMulticlassModel(LatentModel):
         loss_slots = np.empty(n_chunks if phi else 0)
         Lm = self._loss if augment else np.zeros((C, C))
         K.augmented_pass(X, data.n_options, y, idx, WT, Lm, H, y_hat, z_hat, tab, slots,
-                         loss_slots, L * C >= GEMM_MIN_SCORES, _threads(m * L * d * C))
+                         loss_slots, _threads(m * L * d * C))
         phi_sum = slots.sum(axis=0).reshape(-1) if phi else None
         if phi and not augment:    # Delta of the predictions (the kernel added zeros)
             loss_sum = float(self._loss[y[idx], y_hat].sum())
