@@ -283,6 +283,36 @@ def test_dcd_epoch_is_exact_block_ascent(dtype):
         assert est == pytest.approx(gaps[r]) and est >= -1e-12
 
 
+def test_dcd_returns_the_point_it_evaluated():
+    """Certify after every full epoch (estimate forced to 0) and make the first epoch's point
+    the best by its primal value: the returned w must be that point, not moved by the
+    epochs that followed its evaluation."""
+    from gmmfast.lssvm._dcd import DCD
+    D = tiny_digits(n=60, seed=1)
+    model = LatentMulticlassModel(6)
+    data = model.prepare(D.data)
+    y = D.target.astype(np.int32)
+    idx = np.arange(60, dtype=np.int64)
+    epoch = model.dcd_epoch
+
+    class Always(LatentMulticlassModel):
+        def dcd_epoch(self, *a):
+            epoch(*a)
+            return 0.0
+
+    solver = DCD(Always(6), data, y, idx, 0.01, tol=0.0, max_iter=4)
+    evaluated = []
+    evaluate = solver.evaluate
+    solver.evaluate = lambda w: evaluated.append(w.copy()) or evaluate(w)
+    values = iter([10.0, 1.0, 5.0, 5.0, 5.0])   # start point, then one per epoch
+    solver.primal = lambda w, aug, psi: next(values)
+    w, aug, info = solver.solve(D.latent.astype(np.int32),
+                                np.zeros(model.size_joint_feature(data)))
+    assert len(evaluated) == 5 and info.primal == 1.0
+    np.testing.assert_array_equal(w, evaluated[1])
+    assert not np.array_equal(evaluated[1], evaluated[4])   # the epochs did move w
+
+
 def test_dcd_needs_a_model_with_its_kernels():
     class PyMulticlass(LatentModel):
         def prepare(self, X):

@@ -417,15 +417,15 @@ def dcd_epoch(const floating[:, :, ::1] X, const int[::1] n_options, const int[:
               const double[:, ::1] loss, double[:, ::1] W, int[:, ::1] ws_y, int[:, ::1] ws_z,
               double[:, ::1] ws_a, int[::1] ws_n, double[::1] block_gap, double lam,
               Py_ssize_t max_inner, bint use_gemm):
-    """One pass of dual coordinate ascent with exact per-example steps over ``order``.
+    """One pass of dual coordinate ascent over per-example working sets, in ``order``.
 
     The n-slack dual of a bound: example r (i = idx[r]) has a distribution
     alpha_r over labellings (y', z'), kept as a working set (ws_y, ws_z, ws_a)[r, :ws_n[r]];
     w = (Psi(z) - sum_r sum_k alpha_rk phi(x_i, y'_k, z'_k)) / (lam m). A visit scores all
-    labellings at the current W (one gemm), adds the loss-augmented argmax, the
+    labellings at the current W (see `_scores`), adds the loss-augmented argmax, the
     example's own labelling (y_i, z[r]) and, while there is room, every labelling
-    whose gradient exceeds the lowest on the support to the set, then maximises the dual over the
-    set's alpha with the other examples fixed, by pairwise (SMO) steps with exact line
+    whose gradient exceeds the lowest on the support to the set, then raises the dual over
+    the set's alpha with the other examples fixed, by pairwise (SMO) steps with exact line
     search on the gradient g_k = w.phi_k + Delta(y_i, y'_k) (scaled by 1/m), until the
     largest violation is 0 or ``max_inner`` steps (the steps converge to the exact
     sub-problem solution; a few per visit are cheaper overall, bench/results/

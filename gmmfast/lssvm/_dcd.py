@@ -1,4 +1,4 @@
-"""Minimising one LS-SVM bound by dual coordinate ascent with exact per-example steps.
+"""Minimising one LS-SVM bound by dual coordinate ascent over per-example working sets.
 
 The n-slack dual of the bound b_z over the examples ``idx`` (m of them): example
 i has a distribution alpha_i over labellings (y, z'), and
@@ -129,8 +129,8 @@ class DCD(BCFW):
             w, dual = self._w_dual(psi_sum)    # exact, free of the passes' rounding
             aug = self.evaluate(w)
             p = self.primal(w, aug, psi_sum)
-            if p < best_p:
-                best_w, best_aug, best_p = w, aug, p
+            if p < best_p:     # a copy: the next epochs move w in place
+                best_w, best_aug, best_p = w.copy(), aug, p
             active[:] = True
         converged = best_p - dual <= self.tol
         info = SolveInfo(n_iter=epochs, gap=float(best_p - dual), primal=float(best_p),

@@ -98,7 +98,7 @@ class LatentSSVM(BaseEstimator):
     solver : {"cutting-plane", "bcfw", "dcd"}, default="cutting-plane"
         Bound minimiser: the 1-slack cutting plane (Joachims et al. 2009),
         block-coordinate Frank-Wolfe (Lacoste-Julien et al. 2013) or dual
-        coordinate ascent with exact per-example steps ("dcd", liblinear's
+        coordinate ascent over per-example working sets ("dcd", liblinear's
         Crammer-Singer method extended to latent labellings; needs a model with
         ``dcd_epoch``, i.e. LatentMulticlassModel); all warm-started across
         iterations, all stopped by a certified duality gap.
