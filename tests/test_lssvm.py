@@ -186,6 +186,37 @@ def test_gmm_explores_more_than_ccp_threshold():
     assert np.any(h.accepted[1:] > 0)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_augmented_pass_with_two_threads_matches_numpy(dtype):
+    """The kernel on 2 threads (forced, whatever the work size) over many chunks: every
+    output equals numpy's and the 1-thread run's (a shared argmax would race here)."""
+    from gmmfast._kernels import _lssvm as K
+    rng = np.random.default_rng(5)
+    n, L, d, C = 40 * K.CHUNK, 9, 8, 6
+    X = rng.normal(size=(n, L, d)).astype(dtype)
+    n_options = np.full(n, L, dtype=np.int32)
+    y = rng.integers(0, C, size=n).astype(np.int32)
+    loss = 1.0 - np.eye(C)
+    W = rng.normal(size=(C, d))
+    idx = rng.permutation(n).astype(np.int64)
+    ref = brute_augmented(X[idx], n_options[idx], y[idx], W, loss)
+    outs = []
+    for threads in (1, 2, 2):
+        H, yh, zh = np.empty(n), np.empty(n, np.int32), np.empty(n, np.int32)
+        tab = np.empty((n, L))
+        slots = np.empty((n // K.CHUNK, C, d))
+        ls = np.empty(n // K.CHUNK)
+        K.augmented_pass(X, n_options, y, idx, np.ascontiguousarray(W.T), loss, H, yh, zh,
+                         tab, slots, ls, threads)
+        np.testing.assert_array_equal(yh, ref[1])
+        np.testing.assert_array_equal(zh, ref[2])
+        outs.append((H, yh, zh, tab, slots.sum(axis=0), ls.sum()))
+    for a, b in zip(outs[0], outs[1]):
+        np.testing.assert_array_equal(a, b)
+    for a, b in zip(outs[1], outs[2]):
+        np.testing.assert_array_equal(a, b)
+
+
 def test_thread_count_and_seed_determinism():
     D = tiny_digits(seed=3)
     outs = []

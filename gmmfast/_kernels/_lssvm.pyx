@@ -68,21 +68,20 @@ cdef inline void _scores(const floating* x, Py_ssize_t L, Py_ssize_t d, const do
             _dots(x + z * d, WT, d, C, S + z * C)
 
 
-cdef inline double _argmax_augmented(const double* S, Py_ssize_t nz, Py_ssize_t C,
-                                     const double* lrow, int* by, int* bz) noexcept nogil:
-    """max_{z < nz, c} S[z, c] + lrow[c], reached first in the order (z, c) at (by, bz)."""
-    cdef Py_ssize_t z, c
+cdef inline Py_ssize_t _argmax_augmented(const double* S, Py_ssize_t nz, Py_ssize_t C,
+                                         const double* lrow) noexcept nogil:
+    """The flat index z C + c of max_{z < nz, c} S[z, c] + lrow[c], the first in the order
+    (z, c). Returned rather than written through pointers: inside a prange the caller's
+    variables must be assigned directly to be thread-private."""
+    cdef Py_ssize_t z, c, k = 0
     cdef double v, best = -INFINITY
-    by[0] = 0
-    bz[0] = 0
     for z in range(nz):
         for c in range(C):
             v = S[z * C + c] + lrow[c]
             if v > best:
                 best = v
-                by[0] = <int>c
-                bz[0] = <int>z
-    return best
+                k = z * C + c
+    return k
 
 
 def augmented_pass(const floating[:, :, ::1] X, const int[::1] n_options, const int[::1] y,
@@ -105,7 +104,7 @@ def augmented_pass(const floating[:, :, ::1] X, const int[::1] n_options, const 
     cdef Py_ssize_t n_chunks = (m + _CHUNK - 1) // _CHUNK
     cdef bint want_table = table.shape[0] == m and m > 0
     cdef bint want_phi = phi_slots.shape[0] > 0
-    cdef Py_ssize_t q, r, z, c, f, lo, hi, nz
+    cdef Py_ssize_t q, r, z, c, f, lo, hi, nz, k
     cdef int64_t i
     cdef int yi, by, bz
     cdef double best, v
@@ -138,7 +137,10 @@ def augmented_pass(const floating[:, :, ::1] X, const int[::1] n_options, const 
                     block_rows_dot(X, idx, r, min(_BLOCK, hi - r), &WT[0, 0], C, xbuf, S)
                 Sr = S + b * L * C
                 lrow = &loss[yi, 0]
-                best = _argmax_augmented(Sr, nz, C, lrow, &by, &bz)
+                k = _argmax_augmented(Sr, nz, C, lrow)
+                by = <int>(k % C)
+                bz = <int>(k // C)
+                best = Sr[k] + lrow[by]
                 if want_table:
                     for z in range(nz):
                         table[r, z] = Sr[z * C + yi]
@@ -205,7 +207,8 @@ def phi_accumulate(const floating[:, :, ::1] X, const int[::1] y, const int[::1]
 cdef inline double _violation(const double* g, const double* a, Py_ssize_t K, Py_ssize_t* up,
                               Py_ssize_t* down) noexcept nogil:
     """max_k g_k - min_{a_k > 0} g_k, the KKT violation of max over the simplex; ``up`` gets
-    the argmax, ``down`` the argmin over the support (-1 if a has none)."""
+    the argmax, ``down`` the argmin over the support (-1 if a has none). For sequential
+    callers only (written through pointers, see `_argmax_augmented`)."""
     cdef Py_ssize_t k
     cdef double gmax = -INFINITY, gmin = INFINITY
     up[0] = 0
@@ -305,7 +308,7 @@ def bcfw_epoch(const floating[:, :, ::1] X, const int[::1] n_options, const int[
     sum of the block Frank-Wolfe gaps met during the pass (an estimate of the gap).
     """
     cdef Py_ssize_t m = idx.shape[0], L = X.shape[1], d = X.shape[2], C = W.shape[0]
-    cdef Py_ssize_t t, r, z, c, f, nz
+    cdef Py_ssize_t t, r, z, c, f, nz, k
     cdef int64_t i
     cdef int yi, by, bz
     cdef double best, v, pw, pp, px, xx, num, den, gamma, lhat, dd, s, gap_sum = 0.0
@@ -325,7 +328,10 @@ def bcfw_epoch(const floating[:, :, ::1] X, const int[::1] n_options, const int[
                 for f in range(d):
                     WT[f * C + c] = W[c, f]
             _scores(&X[i, 0, 0], nz, d, WT, C, use_gemm, xbuf, S)
-            best = _argmax_augmented(S, nz, C, &loss[yi, 0], &by, &bz)
+            k = _argmax_augmented(S, nz, C, &loss[yi, 0])
+            by = <int>(k % C)
+            bz = <int>(k // C)
+            best = S[k] + loss[yi, by]
             xz = &X[i, bz, 0]
             Pr = &P[r, 0, 0]
             pw = 0.0
@@ -467,7 +473,10 @@ def dcd_epoch(const floating[:, :, ::1] X, const int[::1] n_options, const int[:
                 zi = z[r]
                 xi = &X[i, 0, 0]
                 _scores(xi, n_options[i], d, WT, C, use_gemm, xbuf, S)
-                best = _argmax_augmented(S, n_options[i], C, &loss[yi, 0], &by, &bz)
+                k = _argmax_augmented(S, n_options[i], C, &loss[yi, 0])
+                by = <int>(k % C)
+                bz = <int>(k // C)
+                best = S[k] + loss[yi, by]
                 wy = &ws_y[r, 0]
                 wz = &ws_z[r, 0]
                 wa = &ws_a[r, 0]
