@@ -178,8 +178,8 @@ def main() -> None:
         "Cython kernel (one dgemm per block of 8 images, classes vectorised, prange over chunks "
         "of 16 images), called directly with preallocated outputs and the thread count given. "
         "The ratio compares both on 1 thread. `same` checks H, y_hat and z_hat of the model's "
-        "pass against numpy. The threaded column varies from run to run on this machine "
-        "(0.5-1.7 ms in repeated runs of this section alone): OpenBLAS's idle threads "
+        "pass against numpy. The threaded column varies widely from run to run on this "
+        "machine (0.5 to over 10 ms in this bench's runs): OpenBLAS's idle threads "
         "busy-wait for a while after a call and compete with the kernel's second OpenMP thread "
         "(the kernel calls dgemm from inside its threads); with OPENBLAS_NUM_THREADS=1 it "
         "measured 0.50-0.55 ms.",
