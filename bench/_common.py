@@ -85,14 +85,21 @@ def write_results(name: str, title: str, body: str) -> Path:
     return path
 
 
-def alternate(funcs: Dict[str, Callable[[], object]], repeats: int = 5) -> Dict[str, List[float]]:
-    """Time each function ``repeats`` times, alternating between them; seconds per call."""
+def alternate(funcs: Dict[str, Callable[[], object]], repeats: int = 5,
+              block: int = 1) -> Dict[str, List[float]]:
+    """Time each function ``repeats`` times ``block`` calls in a row, alternating between
+    them round by round; seconds per call.
+
+    Blocks keep one library's threads from competing with the next one's: OpenBLAS's
+    threads busy-wait for a while after a call.
+    """
     times: Dict[str, List[float]] = {name: [] for name in funcs}
     for _ in range(repeats):
         for name, fn in funcs.items():
-            t = time.perf_counter()
-            fn()
-            times[name].append(time.perf_counter() - t)
+            for _ in range(block):
+                t = time.perf_counter()
+                fn()
+                times[name].append(time.perf_counter() - t)
     return times
 
 

@@ -146,7 +146,7 @@ def main() -> None:
 
     with threadpool_limits(limits=1, user_api="blas"):    # set once: entering it costs ms
         times = alternate({"ours1": ours_threads(1), f"ours{threads}": ours_threads(threads),
-                           "numpy": peer}, repeats=7)
+                           "numpy": peer}, repeats=1, block=7)
     med = {k: float(np.median(v)) for k, v in times.items()}
     inf_rows = [[f"{y.shape[0]} images x {D.X_train.shape[1]} regions, d = "
                  f"{D.X_train.shape[2]}, {D.n_parts} parts, {D.n_classes} classes",
@@ -171,18 +171,17 @@ def main() -> None:
                         "minimise s / iteration", "cutting planes / iteration",
                         "ms / cutting plane", "invariant violations"], rows),
         "",
-        "## Loss-augmented inference: ours against numpy (median of 7 alternating repeats)",
+        "## Loss-augmented inference: ours against numpy (median of 7 calls)",
         "",
         "The peer is the same computation vectorised in numpy (einsum for the part responses, "
         "then per class the max over parts summed over regions), BLAS on 1 thread; ours is the "
         "Cython kernel (one dgemm per block of 8 images, classes vectorised, prange over chunks "
         "of 16 images), called directly with preallocated outputs and the thread count given. "
         "The ratio compares both on 1 thread. `same` checks H, y_hat and z_hat of the model's "
-        "pass against numpy. The threaded column varies widely from run to run on this "
-        "machine (0.5 to over 10 ms in this bench's runs): OpenBLAS's idle threads "
-        "busy-wait for a while after a call and compete with the kernel's second OpenMP thread "
-        "(the kernel calls dgemm from inside its threads); with OPENBLAS_NUM_THREADS=1 it "
-        "measured 0.50-0.55 ms.",
+        "pass against numpy. Each contender runs its 7 calls in a row (ours first): alternating "
+        "call by call, the threaded column varied from 0.5 to over 10 ms between runs, because "
+        "OpenBLAS's threads keep spinning for a while after a call and take the second core "
+        "from our second OpenMP thread (the kernel calls dgemm from inside its threads).",
         "",
         markdown_table(["problem", "ours ms (1 thread)", "ours ms (threads)", "numpy ms",
                         "numpy time / ours", "same"], inf_rows),
