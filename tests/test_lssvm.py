@@ -217,14 +217,17 @@ def test_augmented_pass_with_two_threads_matches_numpy(dtype):
         np.testing.assert_array_equal(a, b)
 
 
-def test_thread_count_and_seed_determinism():
-    D = tiny_digits(seed=3)
+def test_thread_count_and_seed_determinism(monkeypatch):
+    import gmmfast.lssvm._models as M
+    monkeypatch.setattr(M, "WORK_PER_THREAD", 1)      # tiny data: force the threaded passes
+    D = tiny_digits(n=200, seed=3)
     outs = []
     for threads in (1, 2, 2):
         with threadpool_limits(limits=threads, user_api="openmp"):
             est = LatentSSVM(LatentMulticlassModel(6, positions=D.positions), lam=0.05,
                              method="gmm-random", max_iter=4, random_state=7)
-            est.fit(D.data, D.target, latent_init="random")
+            est.fit(D.data, D.target, latent_init="top-left")
+        assert est.n_iter_ > 1
         outs.append((est.coef_, est.latent_, est.history_.bound))
     for a, b in zip(outs[0], outs[1]):
         np.testing.assert_array_equal(a, b)
