@@ -104,10 +104,10 @@ def augmented_pass(const floating[:, :, ::1] X, const int[::1] n_options, const 
     cdef Py_ssize_t n_chunks = (m + _CHUNK - 1) // _CHUNK
     cdef bint want_table = table.shape[0] == m and m > 0
     cdef bint want_phi = phi_slots.shape[0] > 0
-    cdef Py_ssize_t q, r, z, c, f, lo, hi, nz, k
+    cdef Py_ssize_t q, r, z, f, lo, hi, nz, k
     cdef int64_t i
     cdef int yi, by, bz
-    cdef double best, v
+    cdef double best
     cdef Py_ssize_t b
     cdef double* S
     cdef double* Sr
@@ -308,10 +308,10 @@ def bcfw_epoch(const floating[:, :, ::1] X, const int[::1] n_options, const int[
     sum of the block Frank-Wolfe gaps met during the pass (an estimate of the gap).
     """
     cdef Py_ssize_t m = idx.shape[0], L = X.shape[1], d = X.shape[2], C = W.shape[0]
-    cdef Py_ssize_t t, r, z, c, f, nz, k
+    cdef Py_ssize_t t, r, c, f, nz, k
     cdef int64_t i
     cdef int yi, by, bz
-    cdef double best, v, pw, pp, px, xx, num, den, gamma, lhat, dd, s, gap_sum = 0.0
+    cdef double best, pw, pp, px, xx, num, den, gamma, lhat, dd, s, gap_sum = 0.0
     cdef double inv_lm = 1.0 / (lam * m)
     cdef const floating* xz
     cdef double* Pr
