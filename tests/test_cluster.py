@@ -180,6 +180,15 @@ def test_predict_transform_score_agree_with_fit():
     np.testing.assert_allclose(m.fit_transform(X), m.transform(X))
 
 
+def test_n_init_auto_follows_scikit_learn():
+    X = np.random.default_rng(4).normal(size=(300, 2))
+    for init, runs in (("k-means++", 1), ("forgy", 10), ("random-partition", 10)):
+        auto = GMMKMeans(5, init=init, n_init="auto", random_state=3).fit(X)
+        explicit = GMMKMeans(5, init=init, n_init=runs, random_state=3).fit(X)
+        np.testing.assert_array_equal(auto.cluster_centers_, explicit.cluster_centers_)
+        assert auto.n_init == "auto"                # the parameter is left as given
+
+
 def test_n_init_keeps_best_objective():
     X, _ = blobs(1500, 12, 2, seed=5)
     single = [GMMKMeans(12, eta=1.0, init="forgy", random_state=np.random.default_rng(0))
@@ -246,6 +255,7 @@ X_OK = np.random.default_rng(0).normal(size=(20, 2))
     (X_OK, dict(walk_steps=-1), "walk_steps"),
     (X_OK, dict(walk_steps="many"), "walk_steps"),
     (X_OK, dict(n_init=0), "n_init"),
+    (X_OK, dict(n_init="10"), "n_init must be an integer >= 1 or 'auto'"),
     (X_OK, dict(max_iter=0), "max_iter"),
     (X_OK, dict(tol=-1.0), "tol"),
     (X_OK, dict(random_state="seed"), "random_state"),

@@ -81,8 +81,9 @@ class GMMKMeans(BaseEstimator):
         random cluster, centers at the means (an empty cluster gets a random
         sample); a callable is called as ``init(X, n_clusters, random_state)``
         with a numpy Generator and returns the centers.
-    n_init : int, default=1
+    n_init : int or "auto", default=1
         Runs from different initialisations; the one with the lowest objective is kept.
+        "auto" (as scikit-learn's KMeans): 10 for "forgy" and "random-partition", else 1.
     max_iter : int, default=300
     tol : float, default=1e-4
         Stop when the gap d_t = b_t(w_t) - F(w_t) is at most ``tol * F(w_0)``.
@@ -134,7 +135,8 @@ class GMMKMeans(BaseEstimator):
     """
 
     def __init__(self, n_clusters: int = 8, *, eta: float = 0.1,
-                 init: Union[str, np.ndarray, Callable] = "k-means++", n_init: int = 1,
+                 init: Union[str, np.ndarray, Callable] = "k-means++",
+                 n_init: Union[int, str] = 1,
                  max_iter: int = 300, tol: float = 1e-4,
                  selection: Union[str, Callable] = "merge-split",
                  walk_steps: Union[int, str] = "auto", n_candidates: int = 8,
@@ -161,7 +163,12 @@ class GMMKMeans(BaseEstimator):
         if k > n:
             raise ValueError(f"n_samples={n} should be >= n_clusters={k}.")
         init = self.init
-        n_init = check_int(self.n_init, "n_init", 1)
+        if isinstance(self.n_init, str):
+            if self.n_init != "auto":
+                raise ValueError(f"n_init must be an integer >= 1 or 'auto', got {self.n_init!r}.")
+            n_init = 10 if isinstance(init, str) and init in ("forgy", "random-partition") else 1
+        else:
+            n_init = check_int(self.n_init, "n_init", 1)
         if isinstance(init, str):
             if init not in INITS:
                 raise ValueError(f"init must be one of {INITS}, an array of shape "
