@@ -180,6 +180,18 @@ def test_predict_transform_score_agree_with_fit():
     np.testing.assert_allclose(m.fit_transform(X), m.transform(X))
 
 
+def test_feature_names_out_match_scikit_learn_kmeans():
+    from sklearn.cluster import KMeans
+    X = np.random.default_rng(5).normal(size=(60, 3))
+    ours = GMMKMeans(4, random_state=0)
+    with pytest.raises(NotFittedError):
+        ours.get_feature_names_out()
+    names = ours.fit(X).get_feature_names_out()
+    theirs = KMeans(4, n_init=1, random_state=0).fit(X).get_feature_names_out()
+    assert names.dtype == theirs.dtype and names.shape == (4,) == ours.transform(X[:2]).shape[1:]
+    assert list(names) == [n.replace("kmeans", "gmmkmeans") for n in theirs]
+
+
 def test_n_init_auto_follows_scikit_learn():
     X = np.random.default_rng(4).normal(size=(300, 2))
     for init, runs in (("k-means++", 1), ("forgy", 10), ("random-partition", 10)):

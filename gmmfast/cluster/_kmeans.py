@@ -330,6 +330,14 @@ class GMMKMeans(BaseEstimator):
         """Fit, then return the distances of the training samples to the centers."""
         return self.fit(X, sample_weight=sample_weight).transform(X)
 
+    def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
+        """Names of the columns of :meth:`transform`: "gmmkmeans0", "gmmkmeans1", ... (as
+        scikit-learn names KMeans's); ``input_features`` is ignored."""
+        self._check_is_fitted()
+        prefix = type(self).__name__.lower()
+        return np.array([f"{prefix}{j}" for j in range(self.cluster_centers_.shape[0])],
+                        dtype=object)
+
     def score(self, X: Any, y: Any = None, sample_weight: Any = None) -> float:
         """Opposite of the k-means objective of X at the fitted centers."""
         X = self._check_test_data(X)
