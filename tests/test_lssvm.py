@@ -276,6 +276,18 @@ def test_bcfw_kernel_matches_python_steps():
         np.testing.assert_allclose(u, v, rtol=1e-9, atol=1e-12)
 
 
+def test_dcd_serves_the_multifold_bias():
+    """The fold models of the bias are solved by the same kind of solver as the bounds."""
+    D = tiny_digits(n=150, seed=0)
+    fits = [LatentSSVM(LatentMulticlassModel(6, positions=D.positions), lam=0.05,
+                       method="gmm-biased", n_folds=3, max_iter=5, solver=solver,
+                       random_state=0).fit(D.data, D.target, latent_init="top-left")
+            for solver in ("cutting-plane", "dcd")]
+    for est in fits:
+        assert est.history_.invariant_violations() == []
+    assert fits[1].objective_ == pytest.approx(fits[0].objective_, abs=1e-3)
+
+
 def test_solvers_agree_on_ragged_candidates():
     """Examples with 1 to 5 candidates (padded): the three solvers certify the same bound."""
     rng = np.random.default_rng(0)
