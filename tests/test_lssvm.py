@@ -285,7 +285,7 @@ def test_dcd_serves_the_multifold_bias():
             for solver in ("cutting-plane", "dcd")]
     for est in fits:
         assert est.history_.invariant_violations() == []
-    assert fits[1].objective_ == pytest.approx(fits[0].objective_, abs=1e-3)
+    assert fits[1].objective_ == pytest.approx(fits[0].objective_, abs=1e-2)
 
 
 def test_solvers_agree_on_ragged_candidates():
