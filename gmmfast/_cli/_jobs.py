@@ -1,27 +1,49 @@
-"""Running the independent fits of an experiment, serially or in worker processes."""
+"""Running the independent fits of an experiment, serially or in worker processes, and
+reporting them."""
 from __future__ import annotations
 
+import time
 from concurrent.futures import ProcessPoolExecutor
-from typing import Callable, Sequence, TypeVar
+from typing import Callable, List, Optional, Sequence, TypeVar
 
 J = TypeVar("J")
 R = TypeVar("R")
 
 
 def run_jobs(fn: Callable[[J], R], jobs: Sequence[J], n_jobs: int,
-             note: Callable[[R], None]) -> None:
-    """Call ``note(fn(job))`` for every job, in order.
+             describe: Optional[Callable[[R], str]] = None) -> List[R]:
+    """``[fn(job) for job in jobs]``, printing ``[i/N] describe(result) (elapsed s)`` as each
+    arrives when ``describe`` is given.
 
     With ``n_jobs > 1`` the jobs run in that many spawned processes (each
     fit's kernels keep their own thread settings); results still arrive in
     the order of ``jobs``, so outputs do not depend on ``n_jobs``.
     """
+    results: List[R] = []
+    t0 = time.perf_counter()
+
+    def note(result: R) -> None:
+        results.append(result)
+        if describe is not None:
+            print(f"  [{len(results)}/{len(jobs)}] {describe(result)} "
+                  f"({time.perf_counter() - t0:.0f} s)", flush=True)
+
     if n_jobs <= 1:
         for job in jobs:
             note(fn(job))
-        return
+        return results
     import multiprocessing
     with ProcessPoolExecutor(max_workers=n_jobs,
                              mp_context=multiprocessing.get_context("spawn")) as ex:
         for result in ex.map(fn, jobs):
             note(result)
+    return results
+
+
+def report(head: str, text: str, out: Optional[str]) -> None:
+    """Print an experiment's header line and tables; also write them to ``out`` if given."""
+    print(head)
+    print(text)
+    if out:
+        with open(out, "w") as fh:
+            fh.write(head + "\n\n" + text + "\n")

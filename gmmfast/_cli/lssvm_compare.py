@@ -15,7 +15,7 @@ from typing import List, Optional, Sequence
 
 import numpy as np
 
-from ._jobs import run_jobs
+from ._jobs import report, run_jobs
 
 #: Method labels of the command: (LatentSSVM method, random_bounds).
 METHODS = {"ccp": ("ccp", "walk"), "gmm-random": ("gmm-random", "walk"),
@@ -89,18 +89,11 @@ def compare(methods: Sequence[str], inits: Sequence[str], *, n_folds: int = 5,
               cp_tol=cp_tol, seed=seed)
     jobs_list = [(m, i, k, gen, folds, kw) for i in inits for m in methods
                  for k in range(n_folds)]
-    results = []
-    t0 = time.perf_counter()
+    def describe(r):
+        return (f"{r.init:>8} {LABELS[r.method]:<32} fold {r.fold + 1}: F = {r.objective:.4f}, "
+                f"test error {100 * r.test_error:.1f} %, {r.n_iter} it, {r.seconds:.1f} s")
 
-    def note(r):
-        results.append(r)
-        if progress:
-            print(f"  [{len(results)}/{len(jobs_list)}] {r.init:>8} {LABELS[r.method]:<32} "
-                  f"fold {r.fold + 1}: F = {r.objective:.4f}, test error "
-                  f"{100 * r.test_error:.1f} %, {r.n_iter} it, {r.seconds:.1f} s "
-                  f"({time.perf_counter() - t0:.0f} s)", flush=True)
-
-    run_jobs(_one, jobs_list, jobs, note)
+    results = run_jobs(_one, jobs_list, jobs, describe if progress else None)
     return D, results, gen, lam
 
 
@@ -201,11 +194,7 @@ def run(args) -> int:
             f"windows, d = {D.data.shape[2]}), {n_folds}-fold CV, lambda = {lam}, eta = "
             f"{args.eta}, K = {args.bias_folds}, tol = {args.tol}, cp_tol = {args.cp_tol}, "
             f"max_iter = {max_iter}; {time.perf_counter() - t:.0f} s")
-    print(head)
-    print(text)
-    if args.out:
-        with open(args.out, "w") as fh:
-            fh.write(head + "\n\n" + text + "\n")
+    report(head, text, args.out)
     if args.figure:
         try:
             import matplotlib  # noqa: F401

@@ -15,7 +15,7 @@ from typing import List, Optional, Sequence
 
 import numpy as np
 
-from ._jobs import run_jobs
+from ._jobs import report, run_jobs
 
 #: Method keys of the command: (LatentSSVM method, random_bounds).
 METHODS = {"ccp": ("ccp", "walk"), "gmm-random": ("gmm-random", "walk"),
@@ -135,18 +135,11 @@ def compare(methods: Sequence[str], inits: Sequence, *, n_seeds: int = 5, eta: f
     kw = dict(lam=lam, eta=eta, tol=tol, max_iter=max_iter, cp_tol=cp_tol,
               cp_max_iter=cp_max_iter)
     todo = [(m, i, s, gen, kw) for (m, i, s) in jobs_for(methods, inits, n_seeds)]
-    results = []
-    t0 = time.perf_counter()
+    def describe(r):
+        return (f"{r.init:>12} {LABELS[r.method]:<32} seed {r.seed}: F = {r.objective:.4f}, "
+                f"test accuracy {100 * r.accuracy:.1f} %, {r.n_iter} it, {r.seconds:.1f} s")
 
-    def note(r):
-        results.append(r)
-        if progress:
-            print(f"  [{len(results)}/{len(todo)}] {r.init:>12} {LABELS[r.method]:<32} "
-                  f"seed {r.seed}: F = {r.objective:.4f}, test accuracy "
-                  f"{100 * r.accuracy:.1f} %, {r.n_iter} it, {r.seconds:.1f} s "
-                  f"({time.perf_counter() - t0:.0f} s)", flush=True)
-
-    run_jobs(_one, todo, jobs, note)
+    results = run_jobs(_one, todo, jobs, describe if progress else None)
     return D, results, D.params, lam
 
 
@@ -272,11 +265,7 @@ def run(args) -> int:
             f"RegionPartModel({D.n_classes}, {D.n_parts}, {D.grid}); lambda = {lam}, eta = "
             f"{args.eta}, tol = {args.tol}, cp_tol = {args.cp_tol}, max_iter = {max_iter}; "
             f"{time.perf_counter() - t:.0f} s")
-    print(head)
-    print(text)
-    if args.out:
-        with open(args.out, "w") as fh:
-            fh.write(head + "\n\n" + text + "\n")
+    report(head, text, args.out)
     if args.figure:
         for init in inits:
             path = figure_path(args.figure, init_name(init))

@@ -76,6 +76,20 @@ cdef inline double sqdist(const floating* x, const floating* c, Py_ssize_t d) no
     return s
 
 
+cdef inline double block_costs(const floating* X, const floating* sw, const floating* C,
+                               const int* labels, double* costs, Py_ssize_t lo, Py_ssize_t hi,
+                               Py_ssize_t d) noexcept nogil:
+    """costs[i] = sw[i] ||x_i - c_{labels[i]}||^2 for lo <= i < hi; returns their sum in order
+    (the start value of a walk block)."""
+    cdef Py_ssize_t i
+    cdef double c, total = 0.0
+    for i in range(lo, hi):
+        c = sw[i] * sqdist(X + i * d, C + labels[i] * d, d)
+        costs[i] = c
+        total = total + c
+    return total
+
+
 cdef inline int threads_for(int n_threads, Py_ssize_t units, double work,
                             double grain) noexcept nogil:
     """Threads for a parallel loop of `units` iterations doing `work` flops in all.

@@ -25,7 +25,7 @@ from scipy.linalg.cython_blas cimport sgemm, dgemm
 
 from ._common cimport (
     floating, sqdist, gmm_rng_next, gmm_rng_stream, gmm_rng_bounded,
-    gmm_omp_max_threads, gmm_has_openmp, threads_for,
+    gmm_omp_max_threads, gmm_has_openmp, threads_for, block_costs,
 )
 
 CHUNK = 256
@@ -323,10 +323,7 @@ cdef int64_t _walk_block(const floating* X, const floating* sw, const floating* 
     cdef int64_t step, accepted = 0
     cdef const floating* xi
     cdef const floating* cj
-    for i in range(lo, hi):
-        c = sw[i] * sqdist(X + i * d, C + labels[i] * d, d)
-        costs[i] = c
-        total = total + c
+    total = block_costs(X, sw, C, labels, costs, lo, hi, d)
     budget = total + slack
     for step in range(n_steps):
         r = gmm_rng_next(&state)

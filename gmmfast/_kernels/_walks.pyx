@@ -27,7 +27,7 @@ from libc.math cimport exp, INFINITY
 import numpy as np
 
 from ._common cimport (
-    threads_for,
+    threads_for, block_costs,
     floating, sqdist, gmm_rng_next, gmm_rng_stream, gmm_rng_bounded, gmm_rng_uniform,
 )
 
@@ -43,6 +43,16 @@ cdef double _GRAIN = <double>(1 << 23)
 cdef double _EXP_COST = 20.0
 
 
+
+
+cdef inline double _row_min(const double* row, Py_ssize_t m) noexcept nogil:
+    """min_l row[l] (the shift that keeps exp(-beta (delta - min)) finite)."""
+    cdef Py_ssize_t l
+    cdef double lo = row[0]
+    for l in range(1, m):
+        if row[l] < lo:
+            lo = row[l]
+    return lo
 
 
 cdef inline bint _adjacent(const int* indices, int lo, int hi, int j) noexcept nogil:
@@ -80,10 +90,7 @@ cdef int64_t _local_block(const floating* X, const floating* sw, const floating*
     cdef bint adj
     cdef double total = 0.0, budget, c, nt, q_fwd, q_rev
     cdef int64_t step, accepted = 0
-    for i in range(lo, hi):
-        c = sw[i] * sqdist(X + i * d, C + labels[i] * d, d)
-        costs[i] = c
-        total = total + c
+    total = block_costs(X, sw, C, labels, costs, lo, hi, d)
     budget = total + slack
     for step in range(n_steps):
         r = gmm_rng_next(&state)
@@ -208,10 +215,7 @@ def gibbs_moments(const double[:, ::1] delta, double beta, double[::1] chunk_mea
             accm = 0.0
             accv = 0.0
             for i in range(i0, i1):
-                lo = delta[i, 0]
-                for l in range(1, m):
-                    if delta[i, l] < lo:
-                        lo = delta[i, l]
+                lo = _row_min(&delta[i, 0], m)
                 z = 0.0
                 s1 = 0.0
                 s2 = 0.0
@@ -251,10 +255,7 @@ def gibbs_draw(const int[:, ::1] cand, const double[:, ::1] delta, double beta,
             i1 = min(i0 + _CHUNK, n)
             state = gmm_rng_stream(seed, <uint64_t>c)
             for i in range(i0, i1):
-                lo = delta[i, 0]
-                for l in range(1, m):
-                    if delta[i, l] < lo:
-                        lo = delta[i, l]
+                lo = _row_min(&delta[i, 0], m)
                 z = 0.0
                 for l in range(m):
                     dl = delta[i, l]

@@ -39,6 +39,7 @@ import numpy as np
 
 from .._kernels import _lssvm as K
 from .._kernels._kmeans import openmp_max_threads
+from .._validation import check_array
 
 if TYPE_CHECKING:
     from ._dcd import WorkingSets
@@ -311,16 +312,12 @@ class LatentMulticlassModel(LatentModel):
         if isinstance(X, Candidates):
             return X
         if isinstance(X, np.ndarray) and X.dtype != object:
-            arr = X
-            if arr.ndim != 3:
+            if X.ndim != 3:
                 raise ValueError(f"X must be an (n, L, d) array or a list of (L_i, d) arrays, "
-                                 f"got an array of shape {arr.shape}.")
-            if arr.dtype.kind not in "fiub":
-                raise ValueError(f"X must contain numbers, got dtype {arr.dtype}.")
-            if arr.dtype not in (np.float32, np.float64):
-                arr = arr.astype(np.float64)
+                                 f"got an array of shape {X.shape}.")
+            arr = check_array(X, "X", ndim=3)
             n, L, d = arr.shape
-            if n == 0 or L == 0 or d == 0:
+            if L == 0 or d == 0:
                 raise ValueError(f"X must be non-empty in every dimension, got shape {arr.shape}.")
             n_options = np.full(n, L, dtype=np.int32)
         else:
@@ -341,12 +338,11 @@ class LatentMulticlassModel(LatentModel):
             arr = np.zeros((len(items), int(n_options.max()), d), dtype=dtype)
             for i, a in enumerate(items):
                 arr[i, : a.shape[0]] = a
-        if not np.isfinite(arr).all():
-            raise ValueError("X contains NaN or infinity; all values must be finite.")
+            arr = check_array(arr, "X", ndim=3)
         if self.positions is not None and arr.shape[1] > self.positions.shape[0]:
             raise ValueError(f"X has {arr.shape[1]} candidates per example but positions has "
                              f"{self.positions.shape[0]} rows.")
-        return Candidates(np.ascontiguousarray(arr), n_options)
+        return Candidates(arr, n_options)
 
     def n_samples(self, data: Candidates) -> int:
         return int(data.X.shape[0])

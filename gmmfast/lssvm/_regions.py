@@ -27,7 +27,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 
 from .._kernels import _regions as K
-from .._validation import check_int
+from .._validation import check_array, check_int
 from ..core import Selection
 from ..latent import table_value
 from ..potts import alpha_expansion, potts_energy, potts_lagrangian
@@ -97,23 +97,17 @@ class RegionPartModel(LatentModel):
         """Validate X: an (n, R, d) array of finite numbers with R = H * W."""
         if isinstance(X, Regions):
             return X
-        arr = np.asarray(X)
-        if arr.ndim != 3:
+        if np.ndim(X) != 3:
             raise ValueError(f"X must be an (n, R, d) array of region features, got shape "
-                             f"{arr.shape}.")
-        if arr.dtype.kind not in "fiub":
-            raise ValueError(f"X must contain numbers, got dtype {arr.dtype}.")
-        if arr.dtype not in (np.float32, np.float64):
-            arr = arr.astype(np.float64)
+                             f"{np.shape(X)}.")
+        arr = check_array(X, "X", ndim=3)
         n, R, d = arr.shape
-        if n == 0 or d == 0:
+        if d == 0:
             raise ValueError(f"X must be non-empty in every dimension, got shape {arr.shape}.")
         if R != self.n_regions:
             raise ValueError(f"X has {R} regions per image but grid {self.grid} has "
                              f"{self.n_regions}.")
-        if not np.isfinite(arr).all():
-            raise ValueError("X contains NaN or infinity; all values must be finite.")
-        return Regions(np.ascontiguousarray(arr))
+        return Regions(arr)
 
     def n_samples(self, data: Regions) -> int:
         return int(data.X.shape[0])
