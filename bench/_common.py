@@ -17,8 +17,6 @@ from typing import Callable, Dict, List, Sequence
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:       # use the tree's build when the package is not installed
-    sys.path.insert(0, str(ROOT))
 RESULTS = ROOT / "bench" / "results"
 DATA = ROOT.parent / "shared" / "data"
 

@@ -47,7 +47,7 @@ def main():
     args = ap.parse_args()
     from sklearn.cluster import KMeans
     from gmmfast import GMMKMeans
-    from gmmfast._cli.compare import load_dataset
+    from gmmfast.experiments.table1 import load_dataset
     from gmmfast.metrics import centroid_index, centroids_from_labels
 
     sections, summary_rows, curves = [], [], {}

@@ -20,7 +20,7 @@ def main():
     ap.add_argument("--trials", type=int, default=50)
     ap.add_argument("--sets", default="gmm200,d31")
     args = ap.parse_args()
-    from gmmfast._cli.compare import INIT_TITLES, INITS, load_dataset, run_trials, summarize
+    from gmmfast.experiments.table1 import INIT_TITLES, INITS, load_dataset, run_trials, summarize
 
     rows = []
     for spec in args.sets.split(","):

@@ -42,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._common import markdown_table, write_results  # noqa: E402
 from gmmfast.datasets import make_cluttered_digits  # noqa: E402
-from gmmfast.lssvm.experiment import cv_folds, first_bound, oracle_fold  # noqa: E402
+from gmmfast.experiments.table2 import cv_folds, first_bound, oracle_fold  # noqa: E402
 
 GEOMETRIES = [dict(grid=9, stride=2, scale=1), dict(grid=9, stride=1, scale=1),
               dict(grid=9, stride=1, scale=2)]

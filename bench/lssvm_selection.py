@@ -23,7 +23,7 @@ from bench._common import markdown_table, write_results  # noqa: E402
 from gmmfast.core import generalized_mm  # noqa: E402
 from gmmfast.datasets import make_cluttered_digits  # noqa: E402
 from gmmfast.lssvm import LatentMulticlassModel, LSSVMBounds, MultifoldBias  # noqa: E402
-from gmmfast.lssvm.experiment import DIGITS_DEFAULTS, LAM, cv_folds, split  # noqa: E402
+from gmmfast.experiments.table2 import DIGITS_DEFAULTS, LAM, cv_folds, split  # noqa: E402
 from gmmfast.lssvm._learner import named_latent_init  # noqa: E402
 
 INIT = "top-left"

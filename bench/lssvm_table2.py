@@ -26,8 +26,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._common import RESULTS, write_results  # noqa: E402
-from gmmfast._cli.lssvm_compare import LABELS, compare, fold_csv, oracle, tables  # noqa: E402
-from gmmfast.lssvm.experiment import plot_latent_changes  # noqa: E402
+from gmmfast.experiments.table2 import LABELS, compare, fold_csv, oracle, tables  # noqa: E402
+from gmmfast.experiments.table2 import plot_latent_changes  # noqa: E402
 
 METHODS = ["ccp", "gmm-random", "gmm-random-subset", "gmm-biased"]
 INITS = ["center", "top-left", "random"]

@@ -7,13 +7,12 @@ import argparse
 import subprocess
 import sys
 
-from _common import ROOT, markdown_table, write_results
+from _common import markdown_table, write_results
 
 SIZES = [(10_000, 2, 200), (100_000, 16, 100), (200_000, 64, 256), (1_000_000, 2, 100)]
 
 CHILD = r"""
 import resource, sys, numpy as np
-sys.path.insert(0, {root!r})
 n, d, k, which, eta = {n}, {d}, {k}, {which!r}, {eta}
 X = np.random.default_rng(0).random((n, d))
 C = X[:k].copy()
@@ -31,7 +30,7 @@ print((after - before) / 1024.0, X.nbytes / 2**20)
 
 
 def peak(n, d, k, which, eta=1.0, selection="mm"):
-    code = CHILD.format(root=str(ROOT), n=n, d=d, k=k, which=which, eta=eta,
+    code = CHILD.format(n=n, d=d, k=k, which=which, eta=eta,
                         selection=selection)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.split()

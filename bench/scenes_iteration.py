@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench._common import alternate, markdown_table, write_results  # noqa: E402
 from gmmfast.lssvm import LatentSSVM  # noqa: E402
 from gmmfast.lssvm._bounds import LSSVMBounds  # noqa: E402
-from gmmfast.lssvm.scene_experiment import LAM, initial_labels, load_scenes  # noqa: E402
+from gmmfast.experiments.table3 import LAM, initial_labels, load_scenes  # noqa: E402
 
 N_ITER = 15
 RUNS = [("CCP", "ccp", "walk"), ("G-MM random (walk)", "gmm-random", "walk"),

@@ -60,7 +60,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._common import markdown_table, write_results  # noqa: E402
 from gmmfast.lssvm import LatentSSVM  # noqa: E402
-from gmmfast.lssvm.scene_experiment import (  # noqa: E402
+from gmmfast.experiments.table3 import (  # noqa: E402
     INIT_LAMBDAS, SCENES_DEFAULTS, first_bound, init_name, initial_labels, load_scenes, oracle)
 
 LAMS = [0.3, 1.0, 3.0, 10.0]

@@ -33,7 +33,7 @@ from bench._common import markdown_table, write_results  # noqa: E402
 from gmmfast.latent import sample_latent, table_value  # noqa: E402
 from gmmfast.lssvm import LatentSSVM, potts_select  # noqa: E402
 from gmmfast.lssvm._bounds import LSSVMBounds, budget_for  # noqa: E402
-from gmmfast.lssvm.scene_experiment import LAM, initial_labels, load_scenes  # noqa: E402
+from gmmfast.experiments.table3 import LAM, initial_labels, load_scenes  # noqa: E402
 from gmmfast.potts import potts_energy  # noqa: E402
 
 SMALL = [((3, 3), 3, 3, 600, 400, 123), ((3, 3), 3, 3, 600, 400, 5),

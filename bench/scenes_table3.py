@@ -31,9 +31,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._common import RESULTS, write_results  # noqa: E402
-from gmmfast._cli.scene_compare import (LABELS, compare, figure_path, run_csv,  # noqa: E402
+from gmmfast.experiments.table3 import (LABELS, compare, figure_path, run_csv,  # noqa: E402
                                         tables)
-from gmmfast.lssvm.scene_experiment import (INIT_LAMBDAS, coherence, init_name,  # noqa: E402
+from gmmfast.experiments.table3 import (INIT_LAMBDAS, coherence, init_name,  # noqa: E402
                                             oracle, plot_labelings)
 
 METHODS = ["ccp", "gmm-random", "gmm-random-subset", "gmm-biased"]

@@ -62,7 +62,7 @@ def main():
     ap.add_argument("--sets", default="gmm200,norm25,d31,r15")
     ap.add_argument("--eta", type=float, default=0.02)
     args = ap.parse_args()
-    from gmmfast._cli.compare import (INITS, METHODS, details, fmt, load_dataset,
+    from gmmfast.experiments.table1 import (INITS, METHODS, details, fmt, load_dataset,
                                       plot_objectives, run_trials, summarize, table1)
 
     sections, direction, diffs, all_summaries = [], [], [], {}

@@ -50,7 +50,7 @@ def main():
     ap.add_argument("--inits", default="forgy,k-means++,random-partition")
     args = ap.parse_args()
     from gmmfast import GMMKMeans
-    from gmmfast._cli.compare import load_dataset
+    from gmmfast.experiments.table1 import load_dataset
     from gmmfast.metrics import centroid_index, centroids_from_labels
 
     rows, points = [], {}

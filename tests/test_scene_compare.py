@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from gmmfast.cli import main
-from gmmfast.lssvm.scene_experiment import (initial_labels, load_scenes, oracle,
+from gmmfast.experiments.table3 import (initial_labels, load_scenes, oracle,
                                             part_agreement, run_method)
 
 

@@ -13,11 +13,12 @@ from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 
-from ._learner import LatentSSVM
-from ._models import LatentMulticlassModel
+from ..lssvm import LatentMulticlassModel, LatentSSVM
+from ._jobs import markdown_table, run_jobs
 
 __all__ = ["cv_folds", "FoldResult", "oracle_fold", "first_bound", "run_fold", "summarize",
-           "plot_latent_changes", "DIGITS_DEFAULTS", "LAM", "METHOD_NAMES"]
+           "plot_latent_changes", "compare", "oracle", "tables", "fold_csv",
+           "DIGITS_DEFAULTS", "LAM", "METHOD_NAMES", "METHODS", "LABELS", "INITS"]
 
 #: Generator parameters and lambda of the experiment, fixed by bench/lssvm_oracle.py
 #: (bench/results/lssvm_oracle.md) before any method was compared; the generator's defaults.
@@ -207,3 +208,129 @@ def plot_latent_changes(D, results: Sequence[FoldResult], methods: Sequence[str]
     fig.tight_layout()
     fig.savefig(path, dpi=72)
     plt.close(fig)
+
+
+#: Method labels of the command: (LatentSSVM method, random_bounds).
+METHODS = {"ccp": ("ccp", "walk"), "gmm-random": ("gmm-random", "walk"),
+           "gmm-random-subset": ("gmm-random", "subset"), "gmm-biased": ("gmm-biased", "walk")}
+
+
+LABELS = {"ccp": "CCP", "gmm-random": "G-MM random (walk)",
+          "gmm-random-subset": "G-MM random (subset S_t, paper)", "gmm-biased": "G-MM biased"}
+
+
+INITS = ("center", "top-left", "random")
+
+
+def _one(job):
+    """Worker: one (method, init, fold) run, single-threaded kernels."""
+    from threadpoolctl import threadpool_limits
+    from ..datasets import make_cluttered_digits
+    (key, init, k, gen, folds, kw) = job
+    method, rb = METHODS[key]
+    with threadpool_limits(limits=1):
+        D = make_cluttered_digits(**gen)
+        r = run_fold(D, folds, k, method, init, random_bounds=rb, keep_latent=True, **kw)
+    r.method = key
+    return r
+
+
+def compare(methods: Sequence[str], inits: Sequence[str], *, n_folds: int = 5,
+            eta: float = 0.1, lam: Optional[float] = None, bias_folds: int = 10,
+            max_iter: int = 100, tol: float = 1e-3, cp_tol: float = 1e-4,
+            n_samples: Optional[int] = None, seed: int = 0, jobs: int = 1,
+            progress: bool = True) -> tuple:
+    """Run every (method, init, fold); returns (data, results, generator parameters, lam)."""
+    from ..datasets import make_cluttered_digits
+    for m in methods:
+        if m not in METHODS:
+            raise ValueError(f"unknown method {m!r}; choose from {list(METHODS)}")
+    for i in inits:
+        if i not in INITS:
+            raise ValueError(f"unknown init {i!r}; choose from {list(INITS)}")
+    lam = LAM if lam is None else lam
+    gen = dict(DIGITS_DEFAULTS, n_samples=n_samples, random_state=seed)
+    D = make_cluttered_digits(**gen)
+    folds = cv_folds(len(D.target), n_folds, seed)
+    kw = dict(lam=lam, eta=eta, n_folds_bias=bias_folds, tol=tol, max_iter=max_iter,
+              cp_tol=cp_tol, seed=seed)
+    jobs_list = [(m, i, k, gen, folds, kw) for i in inits for m in methods
+                 for k in range(n_folds)]
+    def describe(r):
+        return (f"{r.init:>8} {LABELS[r.method]:<32} fold {r.fold + 1}: F = {r.objective:.4f}, "
+                f"test error {100 * r.test_error:.1f} %, {r.n_iter} it, {r.seconds:.1f} s")
+
+    results = run_jobs(_one, jobs_list, jobs, describe if progress else None)
+    return D, results, gen, lam
+
+
+def oracle(D, n_folds: int, lam: float, seed: int = 0, cp_tol: float = 1e-4) -> List[dict]:
+    """The oracle of each fold: trained with the true windows held fixed."""
+    folds = cv_folds(len(D.target), n_folds, seed)
+    return [oracle_fold(D, folds, k, lam, cp_tol) for k in range(n_folds)]
+
+
+def tables(D, results, methods: Sequence[str], inits: Sequence[str],
+           oracle_results: Optional[List[dict]] = None) -> str:
+    """Markdown: Table 2 (objective, test error) and the supporting figures per run."""
+    rows = summarize(results, methods, inits)
+    for row, m in zip(rows, methods):
+        row[0] = LABELS[m]
+    if oracle_results:
+        obj = np.array([o["objective"] for o in oracle_results])
+        err = 100 * np.array([o["error"] for o in oracle_results])
+        cell = [f"{obj.mean():.3f} ± {obj.std():.3f}", f"{err.mean():.1f} ± {err.std():.1f}"]
+        rows.append(["oracle (true windows fixed)"] + cell * len(inits))
+    head = ["method"] + [f"{i} {what}" for i in inits for what in ("objective", "test error %")]
+    out = [markdown_table(head, rows), ""]
+    extra = []
+    for m in methods:
+        for i in inits:
+            rs = [r for r in results if r.method == m and r.init == i]
+            if not rs:
+                continue
+            a = lambda f: np.array([f(r) for r in rs], dtype=float)  # noqa: E731
+            extra.append([LABELS[m], i,
+                          f"{100 * a(lambda r: r.changed).mean():.1f}",
+                          f"{100 * a(lambda r: r.train_loc).mean():.1f}",
+                          f"{100 * a(lambda r: r.test_loc).mean():.1f}",
+                          f"{a(lambda r: r.n_iter).mean():.1f}",
+                          f"{a(lambda r: r.seconds).mean():.1f}",
+                          sum(len(r.invariant_violations) for r in rs)])
+    out.append(markdown_table(["method", "init", "latent changed %", "train windows = truth %",
+                    "test windows = truth %", "iterations", "s / fit",
+                    "invariant violations"], extra))
+    if "ccp" in methods:
+        paired = []
+        for m in methods:
+            if m == "ccp":
+                continue
+            for i in inits:
+                base = {r.fold: r for r in results if r.method == "ccp" and r.init == i}
+                rs = [r for r in results if r.method == m and r.init == i and r.fold in base]
+                if not rs:
+                    continue
+                dF = np.array([r.objective - base[r.fold].objective for r in rs])
+                dE = 100 * np.array([r.test_error - base[r.fold].test_error for r in rs])
+                paired.append([LABELS[m], i, f"{dF.mean():+.4f} ± {dF.std():.4f}",
+                               f"{int((dF < 0).sum())}/{len(rs)}",
+                               f"{dE.mean():+.1f} ± {dE.std():.1f}",
+                               f"{int((dE < 0).sum())}/{int((dE > 0).sum())}/{len(rs)}"])
+        if paired:
+            out += ["", "Paired with CCP on the same fold and initial latent values "
+                    "(difference = method - CCP; negative is better):", "",
+                    markdown_table(["method", "init", "objective difference",
+                         "folds with lower objective", "test error difference (points)",
+                         "folds better/worse/all"], paired)]
+    return "\n".join(out)
+
+
+def fold_csv(results) -> str:
+    """Every run as one CSV line (method, init, fold and the measured figures)."""
+    cols = ["method", "init", "fold", "objective", "test_error", "test_loc", "train_loc",
+            "changed", "n_iter", "seconds", "cp_iters"]
+    lines = [",".join(cols)]
+    for r in sorted(results, key=lambda r: (r.init, r.method, r.fold)):
+        lines.append(",".join(str(getattr(r, c)) for c in cols))
+    return "\n".join(lines) + "\n"
+

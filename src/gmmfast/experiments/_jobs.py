@@ -1,5 +1,5 @@
 """Running the independent fits of an experiment, serially or in worker processes, and
-reporting them."""
+formatting their tables."""
 from __future__ import annotations
 
 import time
@@ -7,6 +7,8 @@ from concurrent.futures import ProcessPoolExecutor
 from typing import Callable, List, Optional, Sequence, TypeVar
 
 J = TypeVar("J")
+
+
 R = TypeVar("R")
 
 
@@ -40,10 +42,10 @@ def run_jobs(fn: Callable[[J], R], jobs: Sequence[J], n_jobs: int,
     return results
 
 
-def report(head: str, text: str, out: Optional[str]) -> None:
-    """Print an experiment's header line and tables; also write them to ``out`` if given."""
-    print(head)
-    print(text)
-    if out:
-        with open(out, "w") as fh:
-            fh.write(head + "\n\n" + text + "\n")
+
+def markdown_table(header: Sequence[object], rows: Sequence[Sequence[object]]) -> str:
+    """A GitHub markdown table."""
+    lines = ["| " + " | ".join(map(str, header)) + " |",
+             "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(map(str, r)) + " |" for r in rows]
+    return "\n".join(lines)

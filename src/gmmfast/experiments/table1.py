@@ -1,4 +1,4 @@
-"""``gmmfast compare``: G-MM against k-means from identical initialisations (the paper's Table 1).
+"""The paper's Table 1: G-MM against k-means from identical initialisations (the paper's Table 1).
 
 For every trial and initialisation scheme one set of initial centers is drawn
 and every method starts from it:
@@ -18,7 +18,6 @@ from __future__ import annotations
 import csv
 import json
 import math
-import os
 import sys
 import time
 from dataclasses import dataclass
@@ -27,10 +26,20 @@ from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
+from ..datasets import read_points
+
 INITS = ("forgy", "random-partition", "k-means++")
+
+
 INIT_TITLES = {"forgy": "forgy", "random-partition": "random partition", "k-means++": "k-means++"}
+
+
 METHODS = ("k-means", "gmm-paper", "gmm")
+
+
 DATASETS = ("gmm200", "norm25", "d31", "r15")
+
+
 #: Trials per initialisation by default (the paper used 50: --trials 50). The default run on
 #: GMM-200 takes about 15 s on 2 quiet cores, about 2 minutes on 2 cores shared with other jobs.
 DEFAULT_TRIALS = 20
@@ -70,28 +79,6 @@ def load_dataset(spec: str, *, data_home: Optional[str] = None, seed: int = 0) -
         raise ValueError(f"--dataset must be {', '.join(DATASETS)} or an existing file, "
                          f"got {spec!r}{note}.")
     return Dataset(path.name, read_points(path), None, 0)
-
-
-def read_points(path: Path) -> np.ndarray:
-    """A 2-D float array from ``.npy`` or a text table (comma or whitespace, optional header)."""
-    if path.suffix == ".npy":
-        X = np.load(path, allow_pickle=False)
-    else:
-        with open(path) as fh:
-            first = fh.readline()
-        delimiter = "," if "," in first else None
-        try:
-            [float(v) for v in first.replace(",", " ").split()]
-            skip = 0
-        except ValueError:
-            skip = 1          # a header line
-        X = np.loadtxt(path, delimiter=delimiter, skiprows=skip, ndmin=2)
-    X = np.asarray(X, dtype=np.float64)
-    if X.ndim == 1:
-        X = X[:, None]
-    if X.ndim != 2 or X.shape[0] == 0:
-        raise ValueError(f"{path} must hold a non-empty table of points, got shape {X.shape}.")
-    return np.ascontiguousarray(X)
 
 
 def method_params(method: str, eta: float, walk_steps) -> dict:
@@ -328,90 +315,3 @@ def write_outputs(out: Path, data: Dataset, records: List[dict], summary: dict,
         written.append(out / "clusterings.png")
     return written
 
-
-def _csv_list(text: str, allowed: Sequence[str], name: str) -> List[str]:
-    items = [t.strip() for t in text.split(",") if t.strip()]
-    bad = [t for t in items if t not in allowed]
-    if bad or not items:
-        raise SystemExit(f"gmmfast compare: {name} must be a comma-separated list of "
-                         f"{', '.join(allowed)}; got {text!r}")
-    return items
-
-
-def add_parser(sub) -> None:
-    p = sub.add_parser(
-        "compare", help="G-MM vs k-means from identical initialisations (the paper's Table 1)",
-        description="G-MM against k-means from identical initialisations, in the layout of the "
-                    "paper's Table 1 (mean +- std and best SSE per point per initialisation).")
-    p.add_argument("--dataset", default="gmm200",
-                   help="gmm200 (default), norm25, d31, r15, or a CSV/.npy file of points")
-    p.add_argument("-k", "--n-clusters", type=int, default=None,
-                   help="clusters (default: the data set's number of true clusters)")
-    p.add_argument("--inits", default=",".join(INITS),
-                   help=f"comma-separated initialisations (default: {','.join(INITS)})")
-    p.add_argument("--methods", default=",".join(METHODS),
-                   help="comma-separated: k-means, gmm-paper (the paper's uniform walk with "
-                        "--eta), gmm (package defaults); default: all three")
-    p.add_argument("--trials", type=int, default=DEFAULT_TRIALS,
-                   help=f"trials per initialisation (default {DEFAULT_TRIALS}; the paper: 50)")
-    p.add_argument("--eta", type=float, default=0.02,
-                   help="progress coefficient of gmm-paper (default 0.02, as in the paper)")
-    p.add_argument("--walk-steps", default="auto",
-                   help="walk proposals per iteration of gmm-paper (default: auto)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the data and the trials")
-    p.add_argument("--data-home", default=None,
-                   help="folder with the SIPU files (default: $GMMFAST_DATA or ~/gmmfast_data; "
-                        "downloaded there if missing)")
-    p.add_argument("--out", default=None, help="write compare.csv, compare.json and PNGs here")
-    p.add_argument("--threads", type=int, default=None, help="OpenMP threads (default: all)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.set_defaults(func=run)
-
-
-def run(args) -> int:
-    from threadpoolctl import threadpool_limits
-
-    inits = _csv_list(args.inits, INITS, "--inits")
-    methods = _csv_list(args.methods, METHODS, "--methods")
-    if args.trials < 1:
-        raise SystemExit("gmmfast compare: --trials must be >= 1")
-    walk_steps = args.walk_steps if args.walk_steps == "auto" else int(args.walk_steps)
-    try:
-        data = load_dataset(args.dataset, data_home=args.data_home, seed=args.seed)
-    except (ValueError, OSError) as exc:
-        raise SystemExit(f"gmmfast compare: {exc}")
-    k = args.n_clusters or data.k
-    if not k:
-        raise SystemExit("gmmfast compare: -k is required for a data file")
-    progress = not args.no_progress and sys.stderr.isatty()
-    limits = threadpool_limits(limits=args.threads, user_api="openmp") if args.threads else None
-    t0 = time.perf_counter()
-    try:
-        records = run_trials(data, inits=inits, trials=args.trials, eta=args.eta,
-                             methods=methods, seed=args.seed, walk_steps=walk_steps,
-                             progress=progress, k=k)
-    finally:
-        if limits is not None:
-            limits.restore_original_limits()
-    wall = time.perf_counter() - t0
-    summary = summarize(records)
-    n, d = data.X.shape
-    print(f"{data.name}: n={n}, d={d}, k={k}; {args.trials} trials per initialisation; "
-          "every method starts from the same centers in a trial.")
-    print("Objective: SSE per point (k-means objective / n); lower is better.\n")
-    print(table1(summary, methods, inits, args.eta))
-    print()
-    print(details(summary, methods, inits, args.eta))
-    bad = sum(r["invariant_violations"] for r in records)
-    print(f"\n{len(records)} fits in {wall:.1f} s; G-MM invariant violations: {bad}.")
-    print("k-means keeps an empty cluster's previous center (the paper's code moved it to the "
-          "origin).")
-    if args.out:
-        config = dict(dataset=args.dataset, name=data.name, n=n, d=d, k=k, inits=inits,
-                      methods=methods, trials=args.trials, eta=args.eta,
-                      walk_steps=walk_steps, seed=args.seed, wall_seconds=wall,
-                      threads=args.threads or os.cpu_count())
-        for path in write_outputs(Path(args.out), data, records, summary, config, methods,
-                                  inits, args.eta, k):
-            print(f"wrote {path}")
-    return 0 if bad == 0 else 1

@@ -35,7 +35,7 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     from ..cluster import GMMKMeans
-    from .compare import read_points
+    from ..datasets import read_points
 
     path = Path(args.file)
     if not path.is_file():

@@ -9,15 +9,16 @@ Table 3 summary and the picture of part labelings before and after training.
 """
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Union
 
 import numpy as np
 
+from ..lssvm import LatentSSVM, RegionPartModel, coherent_labels, discover_parts
 from ..potts import potts_energy
-from ._learner import LatentSSVM
-from ._regions import RegionPartModel, coherent_labels, discover_parts
+from ._jobs import markdown_table, run_jobs
 
 __all__ = ["SCENES_DEFAULTS", "LAM", "INIT_LAMBDAS", "SceneData", "SceneResult", "load_scenes",
            "initial_labels", "oracle", "first_bound", "run_method", "part_agreement",
@@ -279,3 +280,165 @@ def plot_labelings(D: SceneData, results: Sequence[SceneResult], methods: Sequen
     fig.tight_layout(pad=0.3, rect=(0, 0, 1, 0.96))
     fig.savefig(path, dpi=80)
     plt.close(fig)
+
+
+#: Method keys of the command: (LatentSSVM method, random_bounds).
+METHODS = {"ccp": ("ccp", "walk"), "gmm-random": ("gmm-random", "walk"),
+           "gmm-random-subset": ("gmm-random", "subset"), "gmm-biased": ("gmm-biased", "walk")}
+
+
+LABELS = {"ccp": "CCP", "gmm-random": "G-MM random (walk)",
+          "gmm-random-subset": "G-MM random (subset S_t, paper)",
+          "gmm-biased": "G-MM biased (Potts)"}
+
+
+#: Methods whose runs are repeated over seeds from the coherent initialisations.
+RANDOMISED = ("gmm-random", "gmm-random-subset")
+
+
+_CACHE: dict = {}
+
+
+def _data(gen: dict):
+    """The scenes (cached per process, with the parts discovered for the coherent inits)."""
+    key = tuple(sorted((k, str(v)) for k, v in gen.items()))
+    if key not in _CACHE:
+        g = dict(gen)
+        _CACHE.clear()
+        _CACHE[key] = load_scenes(g.pop("seed"), g.pop("n_train"), g.pop("n_test"), **g)
+    return _CACHE[key]
+
+
+def _one(job):
+    """Worker: one (method, init, seed) run, single-threaded kernels."""
+    from threadpoolctl import threadpool_limits
+    key, init, seed, gen, kw = job
+    method, rb = METHODS[key]
+    with threadpool_limits(limits=1):
+        D = _data(gen)
+        z0 = initial_labels(D, init, seed if init == "random" else 0)
+        return run_method(D, method, init, z0, random_bounds=rb, seed=seed, key=key, **kw)
+
+
+def jobs_for(methods: Sequence[str], inits: Sequence, n_seeds: int) -> List[tuple]:
+    """(method, init, seed) of every run: random init over seeds for every method; coherent
+    inits over seeds only for the randomised methods (G-MM random), else seed 0."""
+    out = []
+    for init in inits:
+        for m in methods:
+            seeds = range(n_seeds) if (init == "random" or m in RANDOMISED) else range(1)
+            out += [(m, init, s) for s in seeds]
+    return out
+
+
+def compare(methods: Sequence[str], inits: Sequence, *, n_seeds: int = 5, eta: float = 0.1,
+            lam: Optional[float] = None, noise: Optional[float] = None, max_iter: int = 200,
+            tol: float = 1e-3, cp_tol: float = 1e-4, cp_max_iter: int = 1000,
+            n_train: int = 300, n_test: int = 300, data_seed: int = 0,
+            grid: Optional[tuple] = None, jobs: int = 1, progress: bool = True) -> tuple:
+    """Run every (method, init, seed); returns (data, results, generator parameters, lam)."""
+    for m in methods:
+        if m not in METHODS:
+            raise ValueError(f"unknown method {m!r}; choose from {list(METHODS)}")
+    lam = LAM if lam is None else lam
+    gen = dict(seed=data_seed, n_train=n_train, n_test=n_test)
+    if noise is not None:
+        gen["noise"] = noise
+    if grid is not None:
+        gen["grid"] = tuple(grid)
+    D = _data(gen)
+    kw = dict(lam=lam, eta=eta, tol=tol, max_iter=max_iter, cp_tol=cp_tol,
+              cp_max_iter=cp_max_iter)
+    todo = [(m, i, s, gen, kw) for (m, i, s) in jobs_for(methods, inits, n_seeds)]
+    def describe(r):
+        return (f"{r.init:>12} {LABELS[r.method]:<32} seed {r.seed}: F = {r.objective:.4f}, "
+                f"test accuracy {100 * r.accuracy:.1f} %, {r.n_iter} it, {r.seconds:.1f} s")
+
+    results = run_jobs(_one, todo, jobs, describe if progress else None)
+    return D, results, D.params, lam
+
+
+def tables(D, results, methods: Sequence[str], inits: Sequence,
+           oracle_result: Optional[dict] = None) -> str:
+    """Markdown: Table 3 (test accuracy, objective), per-run figures, Table 4's scene rows."""
+    names = [init_name(i) for i in inits]
+    rows = summarize(results, methods, names, LABELS)
+    if oracle_result is not None:
+        rows.append(["oracle (true parts fixed)"] +
+                    [f"{100 * oracle_result['accuracy']:.1f}",
+                     f"{oracle_result['objective']:.4f}"] * len(names))
+    head = ["method"] + [f"{i} {w}" for i in names for w in ("acc. %", "objective")]
+    out = [markdown_table(head, rows), ""]
+    extra = []
+    for m in methods:
+        for i in names:
+            rs = [r for r in results if r.method == m and r.init == i]
+            if not rs:
+                continue
+            a = lambda f: np.array([f(r) for r in rs], dtype=float)  # noqa: E731
+            extra.append([LABELS[m], i, len(rs),
+                          f"{a(lambda r: r.n_iter).mean():.1f}",
+                          f"{100 * a(lambda r: r.changed).mean():.1f}",
+                          f"{100 * a(lambda r: r.parts_init).mean():.1f} → "
+                          f"{100 * a(lambda r: r.parts_train).mean():.1f}",
+                          f"{a(lambda r: r.coherence_init).mean():.1f} → "
+                          f"{a(lambda r: r.coherence).mean():.1f}",
+                          f"{a(lambda r: r.seconds).mean():.1f}",
+                          f"{a(lambda r: r.seconds / max(r.n_iter, 1)).mean():.2f}",
+                          sum(len(r.invariant_violations) for r in rs)])
+    out.append(markdown_table(["method", "init", "runs", "iterations", "labels changed %",
+                    "parts = truth % (init → final)", "Potts energy per image (init → final)",
+                    "s / fit", "s / iteration", "invariant violations"], extra))
+    if "ccp" in methods:
+        paired = []
+        for m in methods:
+            if m == "ccp":
+                continue
+            for i in names:
+                base = {r.seed: r for r in results if r.method == "ccp" and r.init == i}
+                rs = [r for r in results if r.method == m and r.init == i]
+                if not rs or not base:
+                    continue
+                ref = [base.get(r.seed, base.get(0)) for r in rs]
+                dF = np.array([r.objective - b.objective for r, b in zip(rs, ref)])
+                dA = 100 * np.array([r.accuracy - b.accuracy for r, b in zip(rs, ref)])
+                paired.append([LABELS[m], i, f"{dF.mean():+.4f} ± {dF.std():.4f}",
+                               f"{int((dF < 0).sum())}/{len(rs)}",
+                               f"{dA.mean():+.1f} ± {dA.std():.1f}",
+                               f"{int((dA > 0).sum())}/{int((dA < 0).sum())}/{len(rs)}"])
+        if paired:
+            out += ["", "Paired with CCP from the same initial labels (difference = method - "
+                    "CCP; for G-MM random from a coherent init every seed is paired with the "
+                    "one CCP run):", "",
+                    markdown_table(["method", "init", "objective difference", "runs with lower objective",
+                         "accuracy difference (points)", "runs better/worse/all"], paired)]
+    # Table 4's scene rows: iterations to converge
+    t4 = []
+    for i in names:
+        row = [i]
+        for m in methods:
+            rs = [r for r in results if r.method == m and r.init == i]
+            row.append(_ms([r.n_iter for r in rs], ".1f") if rs else "-")
+        t4.append(row)
+    out += ["", "Iterations to converge (Table 4's scene rows; mean ± std over runs):", "",
+            markdown_table(["init"] + [LABELS[m] for m in methods], t4)]
+    return "\n".join(out)
+
+
+def run_csv(results) -> str:
+    """Every run as one CSV line."""
+    cols = ["method", "init", "seed", "objective", "accuracy", "n_iter", "seconds", "changed",
+            "parts_init", "parts_train", "coherence_init", "coherence", "cp_iters"]
+    lines = [",".join(cols)]
+    for r in sorted(results, key=lambda r: (r.init, r.method, r.seed)):
+        lines.append(",".join(str(getattr(r, c)) for c in cols))
+    return "\n".join(lines) + "\n"
+
+
+def figure_path(pattern: str, init: str) -> str:
+    tag = init.replace("lambda=", "lambda").replace(".", "")
+    if "{init}" in pattern:
+        return pattern.replace("{init}", tag)
+    root, ext = os.path.splitext(pattern)
+    return f"{root}_{tag}{ext or '.png'}"
+
