@@ -11,7 +11,7 @@ import pytest
 from threadpoolctl import threadpool_limits
 
 from gmmfast import GMMKMeans
-from gmmfast.cluster import _samplers
+from gmmfast.cluster import _merge, _samplers
 from gmmfast.cluster._bounds import KMeansBounds, assign, labeling_cost
 from gmmfast.core import generalized_mm
 from gmmfast.metrics import centroid_index
@@ -156,29 +156,62 @@ def three_blobs():
     return means[y] + rng.normal(size=(600, 2)), y, means
 
 
-def test_merge_split_bound_dissolves_the_cheapest_cluster_within_the_budget():
+def sums_at(X, C, seed=None, sw=None):
+    sw = np.ones(len(X)) if sw is None else sw
+    return assign(X, sw, C, 1, with_sums=True, sample_seed=seed).sums
+
+
+def test_merge_select_merges_the_cheapest_cluster_within_the_budget():
     X, _, _ = three_blobs()
-    sw = np.ones(len(X))
     C = np.array([[-0.5, 0.0], [0.5, 0.0], [30.0, 0.0]])   # two centers share blob 0
-    a = assign(X, sw, C, 1)
-    graph = _samplers.center_graph(C, 2)
-    z, _, v, merged = _samplers.merge_split_bound(X, sw, C, a.labels, a.objective,
-                                                  a.objective * 1.01, graph, 1, exact(X, sw, C))
-    assert merged == 1 and v <= a.objective * 1.01
-    assert set(np.unique(z)) == {0, 2} or set(np.unique(z)) == {1, 2}
-    # no slack: nothing can be dissolved
-    z0, _, v0, m0 = _samplers.merge_split_bound(X, sw, C, a.labels, a.objective, a.objective,
-                                                graph, 1, exact(X, sw, C))
-    assert m0 == 0 and v0 == a.objective and np.array_equal(z0, a.labels)
+    s = sums_at(X, C)
+    bound = _merge.select(s, s.objective * 1.01, 2)
+    assert list(bound.merged) in ([0], [1])
+    assert _merge.value(bound, C) <= s.objective * 1.01
+    assert set(np.unique(bound.target)) in ({0, 2}, {1, 2})
+    # no slack: nothing can be merged
+    none = _merge.select(s, s.objective, 2)
+    assert none.merged.shape[0] == 0 and _merge.value(none, C) == s.objective
 
 
-def test_relocate_moves_empty_centers_into_the_costliest_cluster():
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_merge_bound_value_and_minimiser_equal_those_of_its_labels(dtype):
+    """The sums formulas are exact: value = the labels' cost at any centers, minimiser = the
+    labels' means."""
+    rng = np.random.default_rng(3)
+    X = (rng.normal(size=(3000, 3)) + 50.0).astype(dtype)   # far from 0: no cancellation
+    sw = rng.random(3000).astype(dtype) + 0.5
+    C = X[rng.choice(3000, 12, replace=False)].copy()
+    a = assign(X, sw, C, 2, with_sums=True)
+    target = np.arange(12)
+    target[[3, 7]] = [5, 0]
+    bound = _merge.MergeBound(a.sums, target)
+    z = target[a.labels]
+    for U in (C, C + rng.normal(size=C.shape).astype(dtype)):
+        exact_value = float((sw * ((X.astype(float) - U.astype(float)[z]) ** 2).sum(1)).sum())
+        assert _merge.value(bound, U) == pytest.approx(exact_value, rel=1e-9)
+    new = _merge.minimize(bound)
+    assert new.dtype == dtype
+    for j in range(12):
+        if j in (3, 7):
+            np.testing.assert_array_equal(new[j], C[j])        # empty: keeps its center
+        else:
+            m = (sw[z == j, None] * X[z == j].astype(float)).sum(0) / sw[z == j].sum()
+            np.testing.assert_allclose(new[j], m, rtol=1e-6 if dtype == np.float32 else 1e-12)
+
+
+def test_relocation_moves_merged_centers_into_the_costliest_cluster():
     X, _, _ = three_blobs()
-    labels = np.where(X[:, 0] < 10, 0, 2).astype(np.int32)    # cluster 2 covers two blobs
-    C = np.array([[0.0, 0.0], [99.0, 99.0], [30.0, 0.0]])
-    costs = ((X - C[labels]) ** 2).sum(1)
-    _samplers.relocate_empty(X, C, labels, costs, np.array([1]), np.random.default_rng(0))
-    assert C[1, 0] > 10                                    # now inside the merged pair
+    C = np.array([[-0.5, 0.0], [0.5, 0.0], [30.0, 0.0]])   # cluster 2 covers two blobs
+    s = sums_at(X, C, seed=7)
+    assert (s.pick >= 0).all()
+    bound = _merge.MergeBound(s, np.array([1, 1, 2]))     # merge 0 into 1
+    new = _merge.minimize(bound, X.__getitem__)
+    assert new[0, 0] > 10                                  # now inside the merged pair
+    assert np.array_equal(new[0], X[s.pick[2]])
+    # the drawn point depends on the seed and the row only, not on slots or threads
+    again = assign(X, np.ones(len(X)), C, 2, with_sums=True, sample_seed=7).sums
+    np.testing.assert_array_equal(again.pick, s.pick)
 
 
 def test_merge_split_gmm_fixes_what_lloyd_cannot():

@@ -16,7 +16,7 @@ from typing import Any, Callable, Tuple
 import numpy as np
 
 from ._kernels import _latent
-from ._kernels._kmeans import openmp_max_threads
+from ._kernels._common import openmp_max_threads
 from ._validation import check_int, check_random_state, draw_seed
 
 #: Examples per walk block: sets up to this size walk as one chain (the paper's walk).

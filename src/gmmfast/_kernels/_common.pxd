@@ -14,10 +14,8 @@ cdef extern from *:
     #ifdef _OPENMP
     #include <omp.h>
     static int gmm_omp_max_threads(void) { return omp_get_max_threads(); }
-    static int gmm_has_openmp(void) { return 1; }
     #else
     static int gmm_omp_max_threads(void) { return 1; }
-    static int gmm_has_openmp(void) { return 0; }
     #endif
 
     /* SplitMix64 (Steele, Lea, Flood 2014): one 64-bit draw per call. */
@@ -58,7 +56,6 @@ cdef extern from *:
     }
     """
     int gmm_omp_max_threads() noexcept nogil
-    int gmm_has_openmp() noexcept nogil
     uint64_t gmm_rng_next(uint64_t *s) noexcept nogil
     uint64_t gmm_rng_stream(uint64_t seed, uint64_t stream) noexcept nogil
     uint32_t gmm_rng_bounded(uint32_t x, uint32_t s, uint64_t *state) noexcept nogil
@@ -66,14 +63,70 @@ cdef extern from *:
 
 
 cdef inline double sqdist(const floating* x, const floating* c, Py_ssize_t d) noexcept nogil:
-    """Squared Euclidean distance, accumulated in double by direct differences."""
-    cdef double s = 0.0
-    cdef double t
-    cdef Py_ssize_t f
-    for f in range(d):
-        t = <double>x[f] - <double>c[f]
-        s = s + t * t
-    return s
+    """Squared Euclidean distance, accumulated in double by direct differences.
+
+    Four partial sums (features f = 0, 1, 2, 3 mod 4) combined as (s0 + s1) + (s2 + s3):
+    independent chains, so the loop is not bound by the latency of one addition. Every
+    kernel computes a cost this way (see sqdist_resid), so a labeling has one cost.
+    """
+    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
+    cdef double t0, t1, t2, t3
+    cdef Py_ssize_t f = 0
+    while f + 4 <= d:
+        t0 = <double>x[f] - <double>c[f]
+        t1 = <double>x[f + 1] - <double>c[f + 1]
+        t2 = <double>x[f + 2] - <double>c[f + 2]
+        t3 = <double>x[f + 3] - <double>c[f + 3]
+        s0 = s0 + t0 * t0
+        s1 = s1 + t1 * t1
+        s2 = s2 + t2 * t2
+        s3 = s3 + t3 * t3
+        f = f + 4
+    if f < d:
+        t0 = <double>x[f] - <double>c[f]
+        s0 = s0 + t0 * t0
+    if f + 1 < d:
+        t1 = <double>x[f + 1] - <double>c[f + 1]
+        s1 = s1 + t1 * t1
+    if f + 2 < d:
+        t2 = <double>x[f + 2] - <double>c[f + 2]
+        s2 = s2 + t2 * t2
+    return (s0 + s1) + (s2 + s3)
+
+
+cdef inline double sqdist_resid(const floating* x, const floating* c, Py_ssize_t d, double w,
+                                double* resid) noexcept nogil:
+    """sqdist(x, c, d), exactly, adding w (x - c) to resid[0..d-1] on the way."""
+    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
+    cdef double t0, t1, t2, t3
+    cdef Py_ssize_t f = 0
+    while f + 4 <= d:
+        t0 = <double>x[f] - <double>c[f]
+        t1 = <double>x[f + 1] - <double>c[f + 1]
+        t2 = <double>x[f + 2] - <double>c[f + 2]
+        t3 = <double>x[f + 3] - <double>c[f + 3]
+        s0 = s0 + t0 * t0
+        s1 = s1 + t1 * t1
+        s2 = s2 + t2 * t2
+        s3 = s3 + t3 * t3
+        resid[f] = resid[f] + w * t0
+        resid[f + 1] = resid[f + 1] + w * t1
+        resid[f + 2] = resid[f + 2] + w * t2
+        resid[f + 3] = resid[f + 3] + w * t3
+        f = f + 4
+    if f < d:
+        t0 = <double>x[f] - <double>c[f]
+        s0 = s0 + t0 * t0
+        resid[f] = resid[f] + w * t0
+    if f + 1 < d:
+        t1 = <double>x[f + 1] - <double>c[f + 1]
+        s1 = s1 + t1 * t1
+        resid[f + 1] = resid[f + 1] + w * t1
+    if f + 2 < d:
+        t2 = <double>x[f + 2] - <double>c[f + 2]
+        s2 = s2 + t2 * t2
+        resid[f + 2] = resid[f + 2] + w * t2
+    return (s0 + s1) + (s2 + s3)
 
 
 cdef inline double block_costs(const floating* X, const floating* sw, const floating* C,

@@ -16,16 +16,17 @@
 # labeling has one cost whichever kernel computes it.
 from cython.parallel cimport prange, parallel
 from libc.stdlib cimport malloc, free
+from libc.string cimport memcpy
 from libc.stdint cimport uint64_t, uint32_t, int64_t
-from libc.math cimport sqrt
+from libc.math cimport sqrt, log, INFINITY
 
 import numpy as np
 
 from scipy.linalg.cython_blas cimport sgemm, dgemm
 
 from ._common cimport (
-    floating, sqdist, gmm_rng_next, gmm_rng_stream, gmm_rng_bounded,
-    gmm_omp_max_threads, gmm_has_openmp, threads_for, block_costs,
+    floating, sqdist, sqdist_resid, gmm_rng_next, gmm_rng_stream, gmm_rng_bounded,
+    gmm_rng_uniform, threads_for, block_costs,
 )
 
 CHUNK = 256
@@ -34,17 +35,6 @@ cdef Py_ssize_t _CHUNK = 256
 # costs more than it saves (and on a loaded machine, much more).
 cdef Py_ssize_t _GRAIN = 1 << 20
 
-
-
-
-def openmp_max_threads():
-    """Number of threads an OpenMP region would use now (1 without OpenMP)."""
-    return gmm_omp_max_threads()
-
-
-def has_openmp():
-    """True if the kernels were compiled with OpenMP."""
-    return bool(gmm_has_openmp())
 
 
 cdef inline void _gemm_minus2_xct(const floating* X, const floating* C, int n, int k, int d,
@@ -60,7 +50,7 @@ cdef inline void _gemm_minus2_xct(const floating* X, const floating* C, int n, i
         dgemm(&ta, &tb, &k, &n, &d, &alpha, <double*>C, &d, <double*>X, &d, &beta, out, &k)
 
 
-cdef extern from "gmm_argmin.h":
+cdef extern from "gmm_simd.h":
     int gmm_argmin_level() noexcept nogil
     Py_ssize_t gmm_argmin_block_d(int level) noexcept nogil
     Py_ssize_t gmm_argmin_block_f(int level) noexcept nogil
@@ -68,6 +58,13 @@ cdef extern from "gmm_argmin.h":
                       const double* csq, Py_ssize_t kp, int* labels) noexcept nogil
     void gmm_argmin_f(int level, const float* X, Py_ssize_t n, Py_ssize_t d, const float* CT,
                       const float* csq, Py_ssize_t kp, int* labels) noexcept nogil
+    Py_ssize_t gmm_pp_width(int level) noexcept nogil
+    int gmm_pp_d(int level, const double* X, Py_ssize_t n, Py_ssize_t d, const double* CT,
+                 Py_ssize_t tp, const double* sw, double* closest, int update, double* pot,
+                 double* gain) noexcept nogil
+    int gmm_pp_f(int level, const float* X, Py_ssize_t n, Py_ssize_t d, const double* CT,
+                 Py_ssize_t tp, const float* sw, double* closest, int update, double* pot,
+                 double* gain) noexcept nogil
 
 cdef int _MAX_LEVEL = gmm_argmin_level()
 cdef int _LEVEL = _MAX_LEVEL
@@ -101,7 +98,7 @@ cdef void _argmin_chunk(const floating* X, Py_ssize_t n_c, Py_ssize_t d, Py_ssiz
     """Nearest-center labels of the n_c rows of X, by ||c||^2 - 2 x.c (first minimum).
 
     With use_gemm the products come from BLAS on the whole chunk;
-    otherwise from the register-blocked SIMD search of gmm_argmin.h over the
+    otherwise from the register-blocked SIMD search of gmm_simd.h over the
     transposed, padded centers CT = -2 C^T (d x kp), which is faster.
     """
     cdef Py_ssize_t i, j
@@ -129,85 +126,134 @@ cdef void _argmin_chunk(const floating* X, Py_ssize_t n_c, Py_ssize_t d, Py_ssiz
         labels[i] = bj
 
 
-cdef inline void _clear_slot(double* ss, double* sw, Py_ssize_t k, Py_ssize_t d) noexcept nogil:
-    cdef Py_ssize_t j
-    for j in range(k * d):
-        ss[j] = 0.0
-    for j in range(k):
-        sw[j] = 0.0
+def _center_layout(centers):
+    """CT = -2 C^T padded with zero columns to a multiple of the SIMD block, and
+    csq = ||c||^2 padded with +inf (padded centers are never chosen)."""
+    C = np.asarray(centers)
+    k, d = C.shape
+    width = simd_block(C.dtype)
+    kp = (k + width - 1) // width * width
+    CT = np.zeros((d, kp), dtype=C.dtype)
+    np.multiply(C.T, -2, out=CT[:, :k])          # exact scaling
+    csq = np.full(kp, np.inf, dtype=C.dtype)
+    csq[:k] = np.einsum("ij,ij->i", C, C)
+    return CT, csq
 
 
-cdef inline void _add_point(double* ss, double* sw, const floating* x, double wi, Py_ssize_t j,
-                            Py_ssize_t d) noexcept nogil:
-    """Add sample x with weight wi to cluster j of a slot's sums."""
-    cdef Py_ssize_t f
-    sw[j] = sw[j] + wi
-    for f in range(d):
-        ss[j * d + f] = ss[j * d + f] + wi * x[f]
+def kmeans_pass(const floating[:, ::1] X, const floating[::1] sample_weight,
+                const floating[:, ::1] centers, int[::1] labels, const int[::1] prev_labels,
+                double[::1] chunk_costs, double[::1] chunk_prev_costs,
+                int64_t[::1] chunk_changed, double[:, :, ::1] slot_resid,
+                double[:, ::1] slot_weight, double[:, ::1] slot_sse, double[:, ::1] slot_key,
+                int64_t[:, ::1] slot_pick, uint64_t seed, int64_t offset, int n_threads):
+    """One pass over X at `centers`: nearest-center labels and what the k-means bounds need.
 
-
-def assign(const floating[:, ::1] X, const floating[::1] sample_weight,
-           const floating[:, ::1] centers, int[::1] labels, double[::1] chunk_costs,
-           const int[::1] prev_labels, double[::1] chunk_prev_costs,
-           double[:, :, ::1] slot_sums, double[:, ::1] slot_weights,
-           Py_ssize_t n_slots, int n_threads):
-    """Nearest-center labels and their costs, in one pass over X.
-
-    Writes `labels`, and per chunk the cost total of those labels
-    (`chunk_costs`). If `prev_labels` is not empty, also the cost total of
-    `prev_labels` at these centers (`chunk_prev_costs`); if `slot_sums` is not
-    empty, also the weighted sums and weights of the new clusters per slot
-    (the minimiser of the touching bound, without a second pass).
+    Writes, for the chunks of CHUNK rows:
+    - `labels` (in: the previous labels, or -1; out: the nearest centers, first minimum),
+      `chunk_changed[c]` the rows of chunk c whose label changed, `chunk_costs[c]` the cost
+      total of the new labels;
+    - if `prev_labels` is not empty, `chunk_prev_costs[c]`, the cost total of that labeling
+      at these centers (a bound's value at new centers);
+    - if `slot_weight` is not empty, per slot s (chunks s * n_chunks // n_slots up to the
+      next slot's) and cluster j of the new labels: the weight W_sj, the residual sums
+      R_sj = sum s_i (x_i - c_j) and the cost total; the slots are reduced in order by the
+      caller, so the sums depend on (n, k, d) only, never on the thread count;
+    - if `slot_key` is not empty, per slot and cluster a point drawn with probability
+      proportional to its cost (Efraimidis-Spirakis: the largest log(u_i) / cost_i, u_i from
+      the stream (seed, offset + i)), its row index + offset in `slot_pick` (-1 if none).
+      The draw depends on the global row index only, so any partition of the rows into
+      slots or chunks draws the same point.
     """
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1], k = centers.shape[0]
     cdef Py_ssize_t n_chunks = (n + _CHUNK - 1) // _CHUNK
     cdef bint with_prev = prev_labels.shape[0] > 0
-    cdef bint with_sums = slot_sums.shape[0] > 0
+    cdef bint with_sums = slot_weight.shape[0] > 0
+    cdef bint with_sample = slot_key.shape[0] > 0
+    cdef Py_ssize_t n_slots = slot_weight.shape[0] if with_sums else n_chunks
+    if centers.shape[1] != d or sample_weight.shape[0] != n or labels.shape[0] != n:
+        raise ValueError("kmeans_pass: X, sample_weight, centers and labels disagree in shape")
+    if chunk_costs.shape[0] != n_chunks or chunk_changed.shape[0] != n_chunks:
+        raise ValueError(f"kmeans_pass: chunk arrays must have {n_chunks} entries")
+    if with_prev and (prev_labels.shape[0] != n or chunk_prev_costs.shape[0] != n_chunks):
+        raise ValueError("kmeans_pass: prev_labels / chunk_prev_costs have the wrong length")
+    if with_sums and (slot_resid.shape[0] != n_slots or slot_resid.shape[1] != k
+                      or slot_resid.shape[2] != d or slot_weight.shape[1] != k
+                      or slot_sse.shape[0] != n_slots or slot_sse.shape[1] != k):
+        raise ValueError("kmeans_pass: slot arrays have the wrong shape")
+    if with_sample and (not with_sums or slot_key.shape[0] != n_slots or slot_key.shape[1] != k
+                        or slot_pick.shape[0] != n_slots or slot_pick.shape[1] != k):
+        raise ValueError("kmeans_pass: slot_key / slot_pick have the wrong shape")
+    if n_slots < 1 or n_slots > max(n_chunks, 1):
+        raise ValueError(f"kmeans_pass: between 1 and {n_chunks} slots, got {n_slots}")
     cdef int level = _LEVEL
     # the SIMD search beats BLAS gemm at every d measured (bench/lloyd_iteration.py)
     # with AVX2 or AVX-512; without them, gemm is faster
     cdef bint use_gemm = level == 0
-    cdef Py_ssize_t width = simd_block(np.asarray(centers).dtype)
-    cdef Py_ssize_t kp = (k + width - 1) // width * width
-    cdef floating[:, ::1] CT = np.zeros((d, kp), dtype=np.asarray(centers).dtype)
-    cdef floating[::1] csq = np.full(kp, np.inf, dtype=np.asarray(centers).dtype)
-    np.multiply(np.asarray(centers).T, -2, out=np.asarray(CT)[:, :k])    # exact scaling
-    np.asarray(csq)[:k] = np.einsum("ij,ij->i", np.asarray(centers), np.asarray(centers))
+    CT_arr, csq_arr = _center_layout(centers)
+    cdef floating[:, ::1] CT = CT_arr
+    cdef floating[::1] csq = csq_arr
+    cdef Py_ssize_t kp = CT.shape[1]
     cdef Py_ssize_t s, c, c0, c1, i, i0, i1, f, j
-    cdef double acc, acc_prev, wi
+    cdef double acc, acc_prev, wi, ci, key
+    cdef int64_t changed
+    cdef uint64_t state
     cdef floating* buf
-    cdef double* ss
-    cdef double* sw
+    cdef int* old
+    cdef double* resid
     if n == 0:
         return
-    n_threads = threads_for(n_threads, n_slots, <double>n * (k + 2) * d, _GRAIN)
+    n_threads = threads_for(n_threads, n_slots, <double>n * (k + 4) * d, _GRAIN)
     with nogil, parallel(num_threads=n_threads):
-        buf = <floating*> malloc(_CHUNK * k * sizeof(floating))
+        buf = <floating*> malloc(_CHUNK * k * sizeof(floating)) if use_gemm else NULL
+        old = <int*> malloc(_CHUNK * sizeof(int))
         for s in prange(n_slots, schedule="dynamic"):
             c0 = s * n_chunks // n_slots
             c1 = (s + 1) * n_chunks // n_slots
             if with_sums:
-                ss = &slot_sums[s, 0, 0]
-                sw = &slot_weights[s, 0]
-                _clear_slot(ss, sw, k, d)
+                for j in range(k):
+                    slot_weight[s, j] = 0.0
+                    slot_sse[s, j] = 0.0
+                    for f in range(d):
+                        slot_resid[s, j, f] = 0.0
+                    if with_sample:
+                        slot_key[s, j] = -INFINITY
+                        slot_pick[s, j] = -1
             for c in range(c0, c1):
                 i0 = c * _CHUNK
                 i1 = min(i0 + _CHUNK, n)
+                memcpy(old, &labels[i0], (i1 - i0) * sizeof(int))
                 _argmin_chunk(&X[i0, 0], i1 - i0, d, k, &centers[0, 0], &CT[0, 0], &csq[0],
                               kp, level, use_gemm, buf, &labels[i0])
                 acc = 0.0
                 acc_prev = 0.0
+                changed = 0
                 for i in range(i0, i1):
                     wi = sample_weight[i]
-                    acc = acc + wi * sqdist(&X[i, 0], &centers[labels[i], 0], d)
+                    j = labels[i]
+                    if old[i - i0] != j:
+                        changed = changed + 1
+                    if with_sums:
+                        ci = wi * sqdist_resid(&X[i, 0], &centers[j, 0], d, wi,
+                                               &slot_resid[s, j, 0])
+                        slot_weight[s, j] = slot_weight[s, j] + wi
+                        slot_sse[s, j] = slot_sse[s, j] + ci
+                        if with_sample and ci > 0:
+                            state = gmm_rng_stream(seed, <uint64_t>(offset + i))
+                            key = log(gmm_rng_uniform(&state)) / ci
+                            if key > slot_key[s, j]:
+                                slot_key[s, j] = key
+                                slot_pick[s, j] = offset + i
+                    else:
+                        ci = wi * sqdist(&X[i, 0], &centers[j, 0], d)
+                    acc = acc + ci
                     if with_prev:
                         acc_prev = acc_prev + wi * sqdist(&X[i, 0], &centers[prev_labels[i], 0], d)
-                    if with_sums:
-                        _add_point(ss, sw, &X[i, 0], wi, labels[i], d)
                 chunk_costs[c] = acc
+                chunk_changed[c] = changed
                 if with_prev:
                     chunk_prev_costs[c] = acc_prev
         free(buf)
+        free(old)
 
 
 def label_costs(const floating[:, ::1] X, const floating[::1] sample_weight,
@@ -242,18 +288,24 @@ def accumulate(const floating[:, ::1] X, const floating[::1] sample_weight,
     cdef Py_ssize_t n_chunks = (n + _CHUNK - 1) // _CHUNK
     cdef Py_ssize_t s, i, i0, i1, f, j
     cdef double wi
-    cdef double* ss
-    cdef double* sw
+    if labels.shape[0] != n or sample_weight.shape[0] != n or slot_sums.shape[2] != d \
+            or slot_weights.shape[0] != n_slots or slot_weights.shape[1] != k:
+        raise ValueError("accumulate: X, sample_weight, labels and slot arrays disagree")
     n_threads = threads_for(n_threads, n_slots, <double>n * d, _GRAIN)
     with nogil:
         for s in prange(n_slots, schedule="dynamic", num_threads=n_threads):
             i0 = min((s * n_chunks // n_slots) * _CHUNK, n)
             i1 = min(((s + 1) * n_chunks // n_slots) * _CHUNK, n)
-            ss = &slot_sums[s, 0, 0]
-            sw = &slot_weights[s, 0]
-            _clear_slot(ss, sw, k, d)
+            for j in range(k):
+                slot_weights[s, j] = 0.0
+                for f in range(d):
+                    slot_sums[s, j, f] = 0.0
             for i in range(i0, i1):
-                _add_point(ss, sw, &X[i, 0], sample_weight[i], labels[i], d)
+                wi = sample_weight[i]
+                j = labels[i]
+                slot_weights[s, j] = slot_weights[s, j] + wi
+                for f in range(d):
+                    slot_sums[s, j, f] = slot_sums[s, j, f] + wi * X[i, f]
 
 
 def finalize_centers(const double[:, :, ::1] slot_sums, const double[:, ::1] slot_weights,
@@ -262,13 +314,12 @@ def finalize_centers(const double[:, :, ::1] slot_sums, const double[:, ::1] slo
     """Means of the clusters from the slot sums (reduced in slot order).
 
     A cluster with no weight keeps its previous center: the bound does not
-    depend on it, so the previous center is still a minimiser. Returns the
-    number of such empty clusters; `weights` receives each cluster's weight.
+    depend on it, so the previous center is still a minimiser. `weights`
+    receives each cluster's weight.
     """
     cdef Py_ssize_t n_slots = slot_sums.shape[0], k = slot_sums.shape[1], d = slot_sums.shape[2]
     cdef Py_ssize_t s, j, f
     cdef double wj, acc
-    cdef int n_empty = 0
     with nogil:
         for j in range(k):
             wj = 0.0
@@ -282,10 +333,8 @@ def finalize_centers(const double[:, :, ::1] slot_sums, const double[:, ::1] slo
                         acc = acc + slot_sums[s, j, f]
                     centers_new[j, f] = <floating>(acc / wj)
             else:
-                n_empty += 1
                 for f in range(d):
                     centers_new[j, f] = centers_old[j, f]
-    return n_empty
 
 
 def distances(const floating[:, ::1] X, const floating[:, ::1] centers,
@@ -375,3 +424,89 @@ def walk(const floating[:, ::1] X, const floating[::1] sample_weight,
             block_accepted[b] = _walk_block(
                 &X[0, 0], &sample_weight[0], &centers[0, 0], &labels[0], &costs[0],
                 lo, hi, d, k, block_slack[b], block_steps[b], gmm_rng_stream(seed, <uint64_t>b))
+
+
+def pp_width():
+    """Center lanes per vector of the k-means++ kernel; a call takes 1 to 4 vectors."""
+    return gmm_pp_width(_LEVEL)
+
+
+def pp_step(const floating[:, ::1] X, const floating[::1] sample_weight, double[::1] closest,
+            const double[:, ::1] CT, bint update, double[::1] chunk_pot,
+            double[:, ::1] chunk_gain, int n_threads):
+    """One pass of k-means++ over X, per chunk of CHUNK rows (see gmm_simd.h).
+
+    `CT` (d x tp, tp 1 to 4 multiples of pp_width()) holds centers as columns. With
+    `update`, column 0 is the center chosen last: closest_i = min(closest_i,
+    ||x_i - c_0||^2) and chunk_pot[c] = sum_i s_i closest_i over chunk c. Always:
+    chunk_gain[c, t] = sum_i s_i max(0, closest_i - ||x_i - c_t||^2), what column t would
+    lower the potential by (after the update). Sums in row order: they depend on the
+    chunk only, never on the thread count.
+    """
+    cdef Py_ssize_t n = X.shape[0], d = X.shape[1], tp = CT.shape[1]
+    cdef Py_ssize_t n_chunks = (n + _CHUNK - 1) // _CHUNK
+    cdef Py_ssize_t width = gmm_pp_width(_LEVEL)
+    cdef int level = _LEVEL
+    cdef Py_ssize_t c, i0, i1
+    if sample_weight.shape[0] != n or closest.shape[0] != n or CT.shape[0] != d:
+        raise ValueError("pp_step: X, sample_weight, closest and CT disagree in shape")
+    if tp % width or tp < width or tp > 4 * width:
+        raise ValueError(f"pp_step: CT needs 1 to 4 multiples of {width} columns, got {tp}")
+    if chunk_pot.shape[0] != n_chunks or chunk_gain.shape[0] != n_chunks \
+            or chunk_gain.shape[1] != tp:
+        raise ValueError(f"pp_step: chunk_pot ({n_chunks},) and chunk_gain ({n_chunks}, {tp}) "
+                         "have the wrong shape")
+    n_threads = threads_for(n_threads, n_chunks, <double>n * tp * d, _GRAIN)
+    with nogil:
+        for c in prange(n_chunks, schedule="static", num_threads=n_threads):
+            i0 = c * _CHUNK
+            i1 = min(i0 + _CHUNK, n)
+            if floating is double:
+                gmm_pp_d(level, &X[i0, 0], i1 - i0, d, &CT[0, 0], tp, &sample_weight[i0],
+                         &closest[i0], update, &chunk_pot[c], &chunk_gain[c, 0])
+            else:
+                gmm_pp_f(level, &X[i0, 0], i1 - i0, d, &CT[0, 0], tp, &sample_weight[i0],
+                         &closest[i0], update, &chunk_pot[c], &chunk_gain[c, 0])
+
+
+def pp_pick(const floating[::1] sample_weight, const double[::1] closest,
+            const double[::1] chunk_cum, const double[::1] targets, int64_t[::1] out):
+    """Rows drawn by k-means++: for each target in [0, chunk_cum[-1]), the first row whose
+    running total of s_i closest_i exceeds it.
+
+    `chunk_cum` is the running total of the chunks' potentials (rows in chunks of CHUNK).
+    The chunk is found by bisection, the row by a scan inside it; a target left over by
+    rounding takes the chunk's last row of positive potential.
+    """
+    cdef Py_ssize_t n = closest.shape[0]
+    cdef Py_ssize_t n_chunks = chunk_cum.shape[0]
+    cdef Py_ssize_t q, lo, hi, mid, i, i0, i1, pick
+    cdef double r, acc, p
+    if sample_weight.shape[0] != n or n_chunks != (n + _CHUNK - 1) // _CHUNK \
+            or out.shape[0] != targets.shape[0]:
+        raise ValueError("pp_pick: sample_weight, closest, chunk_cum and out disagree")
+    if n == 0:
+        raise ValueError("pp_pick: no rows")
+    with nogil:
+        for q in range(targets.shape[0]):
+            lo = 0
+            hi = n_chunks - 1
+            while lo < hi:           # first chunk whose running total exceeds the target
+                mid = (lo + hi) // 2
+                if chunk_cum[mid] > targets[q]:
+                    hi = mid
+                else:
+                    lo = mid + 1
+            r = targets[q] - (chunk_cum[lo - 1] if lo > 0 else 0.0)
+            i0 = lo * _CHUNK
+            i1 = min(i0 + _CHUNK, n)
+            acc = 0.0
+            pick = -1
+            for i in range(i0, i1):
+                p = sample_weight[i] * closest[i]
+                if p > 0:
+                    pick = i
+                    acc = acc + p
+                    if acc > r:
+                        break
+            out[q] = pick if pick >= 0 else i1 - 1

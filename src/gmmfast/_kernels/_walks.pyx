@@ -156,30 +156,29 @@ def local_walk(const floating[:, ::1] X, const floating[::1] sample_weight,
 def candidate_deltas(const floating[:, ::1] X, const floating[::1] sample_weight,
                      const floating[:, ::1] centers, const int[::1] start,
                      const int[::1] indptr, const int[::1] indices,
-                     int[:, ::1] cand, double[:, ::1] delta, double[::1] chunk_start_costs,
-                     int n_threads):
+                     int[:, ::1] cand, double[:, ::1] delta, int n_threads):
     """Candidate clusters of each point and their cost above its start label.
 
     Candidates of point i: its start label a = start[i] (delta 0) followed by
     the neighbours of a in the center graph; unused slots of a row get
-    cand = -1 and delta = +inf. `chunk_start_costs[c]` receives the start
-    cost total of chunk c (summed in point order).
+    cand = -1 and delta = +inf.
     """
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1], m = cand.shape[1]
     cdef Py_ssize_t n_chunks = (n + _CHUNK - 1) // _CHUNK
     cdef Py_ssize_t c, i, i0, i1, l
     cdef int a, p, deg, j
-    cdef double c0, acc
+    cdef double c0
+    if sample_weight.shape[0] != n or start.shape[0] != n or centers.shape[1] != d \
+            or cand.shape[0] != n or delta.shape[0] != n or delta.shape[1] != m:
+        raise ValueError("candidate_deltas: X, sample_weight, start, cand and delta disagree")
     n_threads = threads_for(n_threads, n_chunks, <double>n * m * (d + 1), _GRAIN)
     with nogil:
         for c in prange(n_chunks, schedule="static", num_threads=n_threads):
             i0 = c * _CHUNK
             i1 = min(i0 + _CHUNK, n)
-            acc = 0.0
             for i in range(i0, i1):
                 a = start[i]
                 c0 = sample_weight[i] * sqdist(&X[i, 0], &centers[a, 0], d)
-                acc = acc + c0
                 cand[i, 0] = a
                 delta[i, 0] = 0.0
                 p = indptr[a]
@@ -192,7 +191,6 @@ def candidate_deltas(const floating[:, ::1] X, const floating[::1] sample_weight
                     else:
                         cand[i, l] = -1
                         delta[i, l] = INFINITY
-            chunk_start_costs[c] = acc
 
 
 def gibbs_moments(const double[:, ::1] delta, double beta, double[::1] chunk_mean,
@@ -239,15 +237,16 @@ def gibbs_draw(const int[:, ::1] cand, const double[:, ::1] delta, double beta,
     """Draw each point's label from exp(-beta delta) over its candidates.
 
     Chunk c of CHUNK points uses the random stream (seed, c), so the draw is
-    the same for any thread count. Returns the number of points whose label
-    differs from the start label (candidate 0).
+    the same for any thread count.
     """
     cdef Py_ssize_t n = delta.shape[0], m = delta.shape[1]
     cdef Py_ssize_t n_chunks = (n + _CHUNK - 1) // _CHUNK
     cdef Py_ssize_t c, i, i0, i1, l, pick
     cdef double z, u, e, dl, lo, acc
     cdef uint64_t state
-    cdef int64_t moved = 0
+    if cand.shape[0] != n or cand.shape[1] != m or labels.shape[0] != n \
+            or drawn_delta.shape[0] != n:
+        raise ValueError("gibbs_draw: cand, delta, labels and drawn_delta disagree")
     n_threads = threads_for(n_threads, n_chunks, <double>n * m * 2 * _EXP_COST, _GRAIN)
     with nogil:
         for c in prange(n_chunks, schedule="static", num_threads=n_threads):
@@ -274,38 +273,3 @@ def gibbs_draw(const int[:, ::1] cand, const double[:, ::1] delta, double beta,
                         break
                 labels[i] = cand[i, pick]
                 drawn_delta[i] = delta[i, pick]
-                if pick != 0:
-                    moved += 1
-    return moved
-
-
-def second_choice(const floating[:, ::1] X, const floating[::1] sample_weight,
-                  const floating[:, ::1] centers, const int[::1] start,
-                  const int[::1] indptr, const int[::1] indices, int[::1] second,
-                  double[::1] delta, int n_threads):
-    """Each point's cheapest other cluster among the graph neighbours of its start label.
-
-    Writes `second[i]` (the neighbour j of a = start[i] with the smallest
-    cost, lowest index on ties) and `delta[i]` = c_i(j) - c_i(a), the cost of
-    moving point i there; -1 and +inf if a has no neighbour.
-    """
-    cdef Py_ssize_t n = X.shape[0], d = X.shape[1]
-    cdef Py_ssize_t i
-    cdef int a, p, q, j, bj
-    cdef double c0, cj, best
-    n_threads = threads_for(n_threads, n, <double>n * (d + 1)
-                            * (indices.shape[0] / max(1, indptr.shape[0] - 1) + 1), _GRAIN)
-    with nogil:
-        for i in prange(n, schedule="static", num_threads=n_threads):
-            a = start[i]
-            c0 = sample_weight[i] * sqdist(&X[i, 0], &centers[a, 0], d)
-            best = INFINITY
-            bj = -1
-            for q in range(indptr[a], indptr[a + 1]):
-                j = indices[q]
-                cj = sample_weight[i] * sqdist(&X[i, 0], &centers[j, 0], d)
-                if cj < best or (cj == best and j < bj):
-                    best = cj
-                    bj = j
-            second[i] = bj
-            delta[i] = best - c0 if bj >= 0 else INFINITY

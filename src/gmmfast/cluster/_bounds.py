@@ -15,21 +15,23 @@ from typing import Any, Callable, Optional, Tuple
 import numpy as np
 
 from .._kernels import _kmeans as K
+from .._kernels._common import openmp_max_threads
 from .._validation import check_array, check_int, check_random_state, check_sample_weight, draw_seed
 from ..core import Selection
 from ..latent import WALK_BLOCK, block_plan, repair
-from . import _samplers
+from . import _merge, _samplers
+from ._merge import ClusterSums, MergeBound
 
 CHUNK = K.CHUNK
-#: Memory cap for the per-slot center sums.
+#: Memory cap for the per-slot cluster sums.
 _SLOT_BYTES = 32 << 20
 _MAX_SLOTS = 64
 
 
 def n_slots(n: int, k: int, d: int) -> int:
-    """Number of slots for center sums: depends on (n, k, d) only, never on threads."""
+    """Number of slots for cluster sums: depends on (n, k, d) only, never on threads."""
     n_chunks = -(-n // CHUNK)
-    return max(1, min(n_chunks, _MAX_SLOTS, _SLOT_BYTES // (8 * k * (d + 1))))
+    return max(1, min(n_chunks, _MAX_SLOTS, _SLOT_BYTES // (8 * k * (d + 4))))
 
 
 def total(chunk_costs: np.ndarray) -> float:
@@ -57,12 +59,8 @@ def update_centers(X: np.ndarray, sw: np.ndarray, labels: np.ndarray, centers_ol
     sums = np.empty((slots, k, d))
     weights = np.empty((slots, k))
     K.accumulate(X, sw, labels, sums, weights, n_threads)
-    return _centers_from_sums(sums, weights, centers_old)
-
-
-def _centers_from_sums(sums, weights, centers_old):
     centers = np.empty_like(centers_old)
-    cluster_weights = np.empty(centers_old.shape[0])
+    cluster_weights = np.empty(k)
     K.finalize_centers(sums, weights, centers_old, centers, cluster_weights)
     return centers, cluster_weights
 
@@ -74,34 +72,53 @@ class Assignment:
     w: np.ndarray
     labels: np.ndarray            # nearest-center labels: the touching bound
     objective: float              # F(w)
+    changed: int                  # points whose label differs from the previous pass's
     prev_labels: Optional[np.ndarray] = None
     prev_value: float = float("nan")   # b_{prev_labels}(w)
-    sums: Optional[np.ndarray] = None  # slot sums of the touching bound's clusters
-    weights: Optional[np.ndarray] = None
+    sums: Optional[ClusterSums] = None  # per-cluster sums of the nearest-center assignment
 
 
 def assign(X: np.ndarray, sw: np.ndarray, centers: np.ndarray, n_threads: int, *,
-           prev_labels: Optional[np.ndarray] = None, with_sums: bool = False) -> Assignment:
-    """Nearest-center labels and F(w); optionally b_{prev}(w) and the new clusters' sums."""
+           prev_labels: Optional[np.ndarray] = None, with_sums: bool = False,
+           sample_seed: Optional[int] = None, old_labels: Optional[np.ndarray] = None
+           ) -> Assignment:
+    """Nearest-center labels and F(w) in one pass over X.
+
+    Optionally also b_{prev_labels}(w), the per-cluster sums of the new clusters
+    (``with_sums``) and, with ``sample_seed``, a point per cluster drawn
+    proportionally to its cost. ``changed`` counts the labels that differ from
+    ``old_labels`` (all of them if None).
+    """
     n, d = X.shape
     k = centers.shape[0]
     n_chunks = -(-n // CHUNK)
-    labels = np.empty(n, dtype=np.int32)
+    labels = (np.full(n, -1, dtype=np.int32) if old_labels is None
+              else np.array(old_labels, dtype=np.int32))
     chunk = np.empty(n_chunks)
     chunk_prev = np.empty(n_chunks if prev_labels is not None else 0)
+    changed = np.empty(n_chunks, dtype=np.int64)
+    slots = n_slots(n, k, d) if with_sums else 0
+    resid = np.empty((slots, k, d))
+    weight = np.empty((slots, k))
+    cost = np.empty((slots, k))
+    sampled = slots if sample_seed is not None else 0
+    key = np.empty((sampled, k))
+    pick = np.empty((sampled, k), dtype=np.int64)
+    K.kmeans_pass(X, sw, centers, labels,
+                  np.empty(0, dtype=np.int32) if prev_labels is None else prev_labels,
+                  chunk, chunk_prev, changed, resid, weight, cost, key, pick,
+                  0 if sample_seed is None else sample_seed, 0, n_threads)
+    objective = total(chunk)
+    sums = None
     if with_sums:
-        slots = n_slots(n, k, d)
-        sums, weights = np.empty((slots, k, d)), np.empty((slots, k))
-    else:
-        slots = n_chunks
-        sums, weights = np.empty((0, 0, 0)), np.empty((0, 0))
-    K.assign(X, sw, centers, labels, chunk,
-             np.empty(0, dtype=np.int32) if prev_labels is None else prev_labels, chunk_prev,
-             sums, weights, slots, n_threads)
-    return Assignment(w=centers, labels=labels, objective=total(chunk),
+        best = np.argmax(key, axis=0) if sampled else None
+        sums = ClusterSums(w=centers, weight=weight.sum(axis=0), resid=resid.sum(axis=0),
+                           cost=cost.sum(axis=0), objective=objective,
+                           pick=pick[best, np.arange(k)] if sampled else None)
+    return Assignment(w=centers, labels=labels, objective=objective, changed=int(changed.sum()),
                       prev_labels=prev_labels,
                       prev_value=total(chunk_prev) if prev_labels is not None else float("nan"),
-                      sums=sums if with_sums else None, weights=weights if with_sums else None)
+                      sums=sums)
 
 
 @dataclass
@@ -195,7 +212,7 @@ def sample_assignment(X: Any, centers: Any, labels: Any, budget: float, n_steps:
     sw = check_sample_weight(sample_weight, X.shape[0], X.dtype)
     labels = np.ascontiguousarray(labels, dtype=np.int32)
     rng = check_random_state(random_state)
-    n_threads = K.openmp_max_threads()
+    n_threads = openmp_max_threads()
     start_value = labeling_cost(X, sw, centers, labels, n_threads)
     res = walk(X, sw, centers, labels, start_value, float(budget), n_steps, draw_seed(rng),
                n_threads)
@@ -216,12 +233,15 @@ def balanced_bias(labels: np.ndarray, costs: np.ndarray) -> float:
 class KMeansBounds:
     """The k-means bound family for :func:`gmmfast.core.generalized_mm`.
 
-    ``w`` is a (k, d) array of centers, a bound is an int32 label array.
-    Evaluations at a new ``w`` are fused into one pass over X: the pass that
-    computes b_t(w_t) also finds the nearest centers (F(w_t) and the touching
-    bound for the next iteration) and, when ``fuse_sums`` (MM selection), the
-    sums that minimise that touching bound. Cached results are matched by
-    object identity, so the numbers are those a fresh computation would give.
+    ``w`` is a (k, d) array of centers. A bound is either an int32 label array
+    (random and biased selections) or, with ``sums``, a
+    :class:`~gmmfast.cluster._merge.MergeBound` built from per-cluster sums (MM and
+    merge-split: then every iteration is one pass over X, and nothing but sums is
+    needed to evaluate and minimise a bound). Evaluations at a new ``w`` are fused
+    into one pass over X: the pass that finds the nearest centers (F(w) and the
+    touching bound) also gives the sums, or the value of the previous label bound.
+    Cached results are matched by object identity, so the numbers are those a fresh
+    computation would give.
 
     Parameters
     ----------
@@ -229,8 +249,8 @@ class KMeansBounds:
     walk_steps : int
         Proposals per random selection.
     n_threads : int
-    fuse_sums : bool
-        Accumulate the touching bound's sums during each assignment pass.
+    sums : bool
+        Bounds from per-cluster sums (MM and merge-split selections).
     n_candidates : int
         Random valid bounds drawn for a biased selection (plus the touching one).
     sampler : {"uniform", "local", "gibbs"}
@@ -238,31 +258,36 @@ class KMeansBounds:
         the paper's walk, the center-graph Metropolis-Hastings walk, or the
         maximum-entropy draw repaired to validity.
     n_neighbors : int
-        Neighbours per center in the center graph ("local", "gibbs").
+        Neighbours per center in the center graph ("local", "gibbs") and merge
+        candidates per cluster (merge-split).
     local_eps : float
         Weight of uniform proposals in the "local" walk.
     relocate_empty : bool
-        Minimise a bound with empty clusters by moving their centers into the
-        costliest clusters (any center of an empty cluster minimises the
-        bound); otherwise they keep their previous center.
+        Minimise a merge bound with empty clusters by moving their centers to
+        points of the costliest clusters (any center of an empty cluster
+        minimises the bound); otherwise they keep their previous center.
+    seed : int
+        Seed of the points drawn for relocation (one stream per pass).
     """
 
     def __init__(self, X: np.ndarray, sample_weight: np.ndarray, *, walk_steps: int,
-                 n_threads: int, fuse_sums: bool = False, n_candidates: int = 8,
+                 n_threads: int, sums: bool = False, n_candidates: int = 8,
                  block_size: int = WALK_BLOCK, sampler: str = "uniform",
-                 n_neighbors: int = 8, local_eps: float = 0.05, relocate_empty: bool = False):
+                 n_neighbors: int = 8, local_eps: float = 0.05, relocate_empty: bool = False,
+                 seed: int = 0):
         self.X = X
         self.sw = sample_weight
         self.walk_steps = walk_steps
         self.n_threads = n_threads
-        self.fuse_sums = fuse_sums
+        self.sums = sums
         self.n_candidates = n_candidates
         self.block_size = block_size
         self.sampler = sampler
         self.n_neighbors = n_neighbors
         self.local_eps = local_eps
         self.relocate_empty = relocate_empty
-        self._relocate_rng = np.random.default_rng(0)
+        self.seed = seed
+        self.n_passes = 0
         self._at: Optional[Assignment] = None
         self._picked: Optional[Tuple[np.ndarray, np.ndarray, float]] = None
         self._graph: Optional[Tuple[np.ndarray, Tuple[np.ndarray, np.ndarray]]] = None
@@ -271,18 +296,36 @@ class KMeansBounds:
     def _assignment(self, w: np.ndarray, prev_labels: Optional[np.ndarray] = None) -> Assignment:
         a = self._at
         if a is None or a.w is not w:
+            sample_seed = None
+            if self.sums and self.relocate_empty:
+                sample_seed = int(np.random.SeedSequence([self.seed, self.n_passes])
+                                  .generate_state(1, np.uint64)[0])
             a = assign(self.X, self.sw, w, self.n_threads, prev_labels=prev_labels,
-                       with_sums=self.fuse_sums)
+                       with_sums=self.sums, sample_seed=sample_seed,
+                       old_labels=None if a is None else a.labels)
+            self.n_passes += 1
             self._at = a
         return a
+
+    @property
+    def last(self) -> Optional[Assignment]:
+        """The most recent pass (labels, objective, points whose label changed)."""
+        return self._at
 
     def objective(self, w: np.ndarray) -> float:
         return self._assignment(w).objective
 
-    def touching(self, w: np.ndarray) -> np.ndarray:
+    def labels(self, w: np.ndarray) -> np.ndarray:
+        """Nearest-center labels at ``w``."""
         return self._assignment(w).labels
 
-    def bound_value(self, bound: np.ndarray, w: np.ndarray) -> float:
+    def touching(self, w: np.ndarray) -> Any:
+        a = self._assignment(w)
+        return _merge.touching(a.sums) if self.sums else a.labels
+
+    def bound_value(self, bound: Any, w: np.ndarray) -> float:
+        if isinstance(bound, MergeBound):
+            return _merge.value(bound, w)
         a = self._at
         if a is not None and a.w is w:
             if bound is a.labels:
@@ -295,17 +338,10 @@ class KMeansBounds:
             return self._assignment(w, prev_labels=bound).prev_value
         return labeling_cost(self.X, self.sw, w, bound, self.n_threads)
 
-    def minimize(self, bound: np.ndarray, w: np.ndarray) -> np.ndarray:
-        a = self._at
-        if a is not None and a.w is w and bound is a.labels and a.sums is not None:
-            return _centers_from_sums(a.sums, a.weights, w)[0]
-        centers, weights = update_centers(self.X, self.sw, bound, w, self.n_threads)
-        empty = np.flatnonzero(weights == 0)
-        if self.relocate_empty and empty.shape[0]:
-            costs = np.empty(self.X.shape[0])
-            labeling_cost(self.X, self.sw, centers, bound, self.n_threads, costs)
-            _samplers.relocate_empty(self.X, centers, bound, costs, empty, self._relocate_rng)
-        return centers
+    def minimize(self, bound: Any, w: np.ndarray) -> np.ndarray:
+        if isinstance(bound, MergeBound):
+            return _merge.minimize(bound, self.X.__getitem__ if self.relocate_empty else None)
+        return update_centers(self.X, self.sw, bound, w, self.n_threads)[0]
 
     def _center_graph(self, w: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
         if self._graph is None or self._graph[0] is not w:
@@ -355,23 +391,16 @@ class KMeansBounds:
         self._picked = (res.labels, w, res.value)
         return Selection(res.labels, res.proposals, res.accepted)
 
-    def merge_split(self, w: np.ndarray, threshold: float, rng: np.random.Generator) -> Selection:
-        """The touching bound with the clusters cheapest to dissolve dissolved, within the threshold.
+    def merge_split(self, w: np.ndarray, threshold: float) -> Selection:
+        """The touching bound with the clusters cheapest to merge merged, within the threshold.
 
-        See :func:`gmmfast.cluster._samplers.merge_split_bound`; with
-        ``relocate_empty`` the minimiser then moves the dissolved clusters'
-        centers into the costliest clusters (a merge followed by a split).
-        The Selection's ``proposals`` is the number of clusters (candidates)
-        and ``accepted`` the number dissolved.
+        See :func:`gmmfast.cluster._merge.select`; with ``relocate_empty`` the
+        minimiser then moves the merged clusters' centers into the costliest
+        clusters (a merge followed by a split). The Selection's ``proposals`` is
+        the number of clusters (candidates) and ``accepted`` the number merged.
         """
-        a = self._assignment(w)
-        X, sw, n_threads = self.X, self.sw, self.n_threads
-        self._relocate_rng = np.random.default_rng(draw_seed(rng))
-        labels, _, value, merged = _samplers.merge_split_bound(
-            X, sw, w, a.labels, a.objective, threshold, self._center_graph(w), n_threads,
-            lambda z, pc: labeling_cost(X, sw, w, z, n_threads, pc))
-        self._picked = (labels, w, value)
-        return Selection(labels, w.shape[0], merged)
+        bound = _merge.select(self._assignment(w).sums, threshold, self.n_neighbors)
+        return Selection(bound, w.shape[0], int(bound.merged.shape[0]))
 
     def biased_valid(self, w: np.ndarray, threshold: float, bias: Callable,
                      rng: np.random.Generator) -> Selection:
@@ -380,7 +409,7 @@ class KMeansBounds:
         ``bias="merge-split"`` is the built-in :meth:`merge_split` selection.
         """
         if isinstance(bias, str) and bias == "merge-split":
-            return self.merge_split(w, threshold, rng)
+            return self.merge_split(w, threshold)
         a = self._assignment(w)
         costs = np.empty(self.X.shape[0])
         labeling_cost(self.X, self.sw, w, a.labels, self.n_threads, costs)

@@ -8,48 +8,18 @@ import numpy as np
 
 from .._base import BaseEstimator
 from .._kernels import _kmeans as K
+from .._kernels._common import openmp_max_threads
 from .._validation import (ConvergenceWarning, blas_single_threaded, check_array, check_int,
-                           check_random_state, check_sample_weight, check_walk_steps)
+                           check_random_state, check_sample_weight, check_walk_steps, draw_seed)
 from ..core import GMMResult, check_eta, check_max_iter, check_tol, generalized_mm
 from ._bounds import KMeansBounds, assign, balanced_bias, update_centers
+from ._init import kmeans_plusplus
 from ._samplers import SAMPLERS
 
 INITS = ("k-means++", "forgy", "random-partition")
 SELECTIONS = ("random", "mm", "balanced", "merge-split")
 #: Proposals per point and iteration when walk_steps="auto" (see bench/walk_steps.py).
 AUTO_STEPS_PER_POINT = 30
-
-
-def kmeans_plusplus(X: np.ndarray, n_clusters: int, sample_weight: np.ndarray,
-                    rng: np.random.Generator) -> np.ndarray:
-    """Greedy k-means++ seeding (Arthur & Vassilvitskii 2007), 2 + log k trials per center."""
-    n, d = X.shape
-    centers = np.empty((n_clusters, d), dtype=X.dtype)
-    n_trials = 2 + int(np.log(n_clusters))
-    x_sq = np.einsum("ij,ij->i", X, X, dtype=np.float64)
-    first = rng.choice(n, p=sample_weight / sample_weight.sum())
-    centers[0] = X[first]
-    closest = _sqdist_to(X, x_sq, X[[first]])[0]
-    potential = float(sample_weight @ closest)
-    for c in range(1, n_clusters):
-        if potential > 0:
-            cum = np.cumsum(sample_weight * closest)
-            cand = np.minimum(np.searchsorted(cum, rng.random(n_trials) * cum[-1]), n - 1)
-        else:   # every point already sits on a center: duplicates are unavoidable
-            cand = rng.choice(n, size=n_trials, p=sample_weight / sample_weight.sum())
-        dist = np.minimum(closest, _sqdist_to(X, x_sq, X[cand]))
-        pots = dist @ sample_weight
-        best = int(np.argmin(pots))
-        potential, closest = float(pots[best]), dist[best]
-        centers[c] = X[cand[best]]
-    return centers
-
-
-def _sqdist_to(X, x_sq, C):
-    """Squared distances (len(C), n) by the expanded form, clipped at 0."""
-    C64 = C.astype(np.float64)
-    out = np.einsum("ij,ij->i", C64, C64)[:, None] - 2.0 * (C64 @ X.T.astype(np.float64)) + x_sq
-    return np.maximum(out, 0.0, out=out)
 
 
 class GMMKMeans(BaseEstimator):
@@ -250,7 +220,7 @@ class GMMKMeans(BaseEstimator):
         p = self._check_params(X)
         sw = check_sample_weight(sample_weight, X.shape[0], X.dtype)
         rng = check_random_state(self.random_state)
-        n_threads = K.openmp_max_threads()
+        n_threads = openmp_max_threads()
         eta, selection = p["eta"], p["selection"]
         if selection in ("random", "merge-split") and eta == 1.0:
             selection = "mm"     # every valid bound touches: the touching one is Lloyd's
@@ -261,14 +231,15 @@ class GMMKMeans(BaseEstimator):
             for run in range(p["n_init"]):
                 w0 = self._init_centers(X, sw, p["k"], p["init"], rng, n_threads)
                 family = KMeansBounds(X, sw, walk_steps=p["walk_steps"], n_threads=n_threads,
-                                      fuse_sums=selection == "mm",
+                                      sums=selection in ("mm", "merge-split"),
                                       n_candidates=p["n_candidates"],
                                       sampler=p["sampler"], n_neighbors=p["n_neighbors"],
-                                      relocate_empty=selection == "merge-split")
+                                      relocate_empty=selection == "merge-split",
+                                      seed=draw_seed(rng))
                 res = self._run(family, w0, p, core_selection, rng, run)
                 if best is None or res.objective < best.objective:
                     best, best_family = res, family
-            labels = best_family.touching(best.w)
+            labels = best_family.labels(best.w)
         if np.unique(labels).shape[0] < p["k"]:
             n_points = np.unique(X, axis=0).shape[0]
             if n_points < p["k"]:
@@ -316,14 +287,14 @@ class GMMKMeans(BaseEstimator):
         sw = check_sample_weight(sample_weight, X.shape[0], X.dtype)
         centers = np.ascontiguousarray(self.cluster_centers_, dtype=X.dtype)
         with blas_single_threaded():
-            return assign(X, sw, centers, K.openmp_max_threads())
+            return assign(X, sw, centers, openmp_max_threads())
 
     def transform(self, X: Any) -> np.ndarray:
         """Euclidean distance of each sample to each center, shape (n_samples, n_clusters)."""
         X = self._check_test_data(X)
         centers = np.ascontiguousarray(self.cluster_centers_, dtype=X.dtype)
         out = np.empty((X.shape[0], centers.shape[0]), dtype=X.dtype)
-        K.distances(X, centers, out, K.openmp_max_threads())
+        K.distances(X, centers, out, openmp_max_threads())
         return out
 
     def fit_transform(self, X: Any, y: Any = None, sample_weight: Any = None) -> np.ndarray:

@@ -29,32 +29,49 @@ from ..latent import block_plan, repair
 
 #: Samplers GMMKMeans accepts.
 SAMPLERS = ("uniform", "local", "gibbs")
-#: Rows of center-to-center distances formed at once when building the graph.
-_GRAPH_ROWS = 1024
+#: Rows of center-to-center distances formed at once (memory: rows x k doubles).
+_GRAPH_ROWS = 256
+
+
+def center_neighbors(centers: np.ndarray, n_neighbors: int) -> np.ndarray:
+    """The ``n_neighbors`` nearest other centers of each center, shape (k, n_neighbors) int64.
+
+    Squared distances come from a gemm of the centers (||a||^2 + ||b||^2 - 2 a.b, in
+    double) in blocks of rows, so memory is O(rows x k), never k x k x d; BLAS runs single
+    threaded in a fit, so the result does not depend on the thread count. Each row is
+    sorted by distance.
+    """
+    C = np.asarray(centers, dtype=np.float64)
+    k = C.shape[0]
+    L = min(int(n_neighbors), k - 1)
+    out = np.empty((k, max(L, 0)), dtype=np.int64)
+    if L <= 0:
+        return out
+    sq = np.einsum("ij,ij->i", C, C)
+    for lo in range(0, k, _GRAPH_ROWS):
+        hi = min(lo + _GRAPH_ROWS, k)
+        d = sq[lo:hi, None] + sq[None, :] - 2.0 * (C[lo:hi] @ C.T)
+        d[np.arange(hi - lo), np.arange(lo, hi)] = np.inf
+        if L < k - 1:
+            part = np.argpartition(d, L - 1, axis=1)[:, :L]
+        else:
+            part = np.argsort(d, axis=1, kind="stable")[:, :L]
+        rows = np.arange(hi - lo)[:, None]
+        out[lo:hi] = part[rows, np.argsort(d[rows, part], axis=1, kind="stable")]
+    return out
 
 
 def center_graph(centers: np.ndarray, n_neighbors: int) -> Tuple[np.ndarray, np.ndarray]:
     """Symmetric k-nearest-neighbour graph of the centers, CSR with sorted rows (int32).
 
     a ~ b when b is among the ``n_neighbors`` nearest other centers of a, or a
-    among those of b. Distances are direct differences (no BLAS), so the graph
-    depends on the centers only, never on the thread count.
+    among those of b (:func:`center_neighbors`).
     """
     k = centers.shape[0]
-    L = min(int(n_neighbors), k - 1)
-    if L <= 0:
+    nbr = center_neighbors(centers, n_neighbors)
+    if nbr.shape[1] == 0:
         return np.zeros(k + 1, dtype=np.int32), np.zeros(0, dtype=np.int32)
-    C = centers.astype(np.float64)
-    rows = []
-    for lo in range(0, k, _GRAPH_ROWS):
-        hi = min(lo + _GRAPH_ROWS, k)
-        d = ((C[lo:hi, None, :] - C[None, :, :]) ** 2).sum(axis=2)   # direct differences
-        d[np.arange(hi - lo), np.arange(lo, hi)] = np.inf
-        part = np.argpartition(d, L - 1, axis=1)[:, :L] if L < k - 1 else \
-            np.argsort(d, axis=1)[:, :L]
-        rows.append(part)
-    nbr = np.concatenate(rows)
-    src = np.repeat(np.arange(k), L)
+    src = np.repeat(np.arange(k), nbr.shape[1])
     dst = nbr.ravel()
     edges = np.unique(np.concatenate([src * k + dst, dst * k + src]))
     a, b = np.divmod(edges, k)
@@ -149,8 +166,7 @@ def gibbs_sample(X: np.ndarray, sw: np.ndarray, centers: np.ndarray, start: np.n
         return labels, costs, exact_costs(labels, costs), 0, math.inf
     cand = np.empty((n, width), dtype=np.int32)
     delta = np.empty((n, width))
-    W.candidate_deltas(X, sw, centers, start, indptr, indices, cand, delta,
-                       np.empty(-(-n // W.CHUNK)), n_threads)
+    W.candidate_deltas(X, sw, centers, start, indptr, indices, cand, delta, n_threads)
     beta, _ = solve_beta(delta, slack, n_threads, beta0)
     labels = np.empty(n, dtype=np.int32)
     drawn = np.empty(n)
@@ -172,90 +188,3 @@ def gibbs_sample(X: np.ndarray, sw: np.ndarray, centers: np.ndarray, start: np.n
                            lambda z: exact_costs(z, None))
     n_moved = int(np.count_nonzero(labels != start))
     return labels, costs, value, n_moved, beta
-
-
-def merge_split_bound(X: np.ndarray, sw: np.ndarray, centers: np.ndarray, start: np.ndarray,
-                      start_value: float, budget: float, graph: Tuple[np.ndarray, np.ndarray],
-                      n_threads: int, exact_costs) -> Tuple[np.ndarray, np.ndarray, float, int]:
-    """The valid bound that dissolves the clusters cheapest to dissolve.
-
-    Dissolving cluster j sends each of its points to its cheapest other
-    cluster among the graph neighbours of j; it costs R_j, the sum of their
-    cost increases at ``centers``. Clusters are taken in increasing R_j while
-    the running total stays within the slack ``budget - start_value``; a
-    cluster is skipped if it receives points of a dissolved cluster or would
-    send points to one. The dissolved clusters are empty in the bound, so its
-    minimiser may place their centers anywhere (see ``relocate_empty``).
-
-    Returns labels, per-point costs, their exact total (<= budget) and the
-    number of dissolved clusters.
-    """
-    n, k = X.shape[0], centers.shape[0]
-    labels = start.copy()
-    costs = np.empty(n)
-    slack = budget - start_value
-    if not slack > 0 or graph[1].shape[0] == 0:
-        return labels, costs, exact_costs(labels, costs), 0
-    second = np.empty(n, dtype=np.int32)
-    delta = np.empty(n)
-    W.second_choice(X, sw, centers, start, graph[0], graph[1], second, delta, n_threads)
-    counts = np.bincount(start, minlength=k)
-    removal = np.bincount(start, weights=delta, minlength=k)
-    removal[counts == 0] = np.inf
-    order = np.argsort(removal, kind="stable")
-    members = np.argsort(start, kind="stable")
-    first = np.concatenate([[0], np.cumsum(counts)])
-    dissolved = np.zeros(k, dtype=bool)
-    receives = np.zeros(k, dtype=bool)
-    taken = []
-    spent = 0.0
-    for j in order:
-        if spent + removal[j] > slack:
-            break
-        if receives[j]:
-            continue
-        dst = second[members[first[j]:first[j + 1]]]
-        if dissolved[dst].any():
-            continue
-        dissolved[j] = True
-        receives[dst] = True
-        spent += removal[j]
-        taken.append(j)
-    while True:
-        for j in taken:
-            pts = members[first[j]:first[j + 1]]
-            labels[pts] = second[pts]
-        value = exact_costs(labels, costs)
-        if value <= budget or not taken:
-            break
-        # rounding pushed the total over: keep one cluster fewer
-        labels[:] = start
-        taken.pop()
-    return labels, costs, value, len(taken)
-
-
-def relocate_empty(X: np.ndarray, centers: np.ndarray, labels: np.ndarray,
-                   point_costs: np.ndarray, empty: np.ndarray,
-                   rng: np.random.Generator) -> None:
-    """Move the centers of the empty clusters into the costliest clusters, in place.
-
-    An empty cluster does not enter the bound, so any center for it minimises
-    the bound; this picks one that lowers the objective: the e-th empty
-    cluster goes to a point drawn with probability proportional to its cost
-    within the cluster with the e-th largest cost total (``point_costs`` are
-    the costs of ``labels`` at ``centers``). Empty clusters beyond the number
-    of clusters with a positive cost keep their center.
-    """
-    k = centers.shape[0]
-    sse = np.bincount(labels, weights=point_costs, minlength=k)
-    order = np.argsort(-sse, kind="stable")
-    worst = order[sse[order] > 0][:empty.shape[0]]
-    if worst.shape[0] == 0:
-        return
-    members = np.flatnonzero(np.isin(labels, worst))
-    groups = labels[members]
-    for e, j in zip(empty, worst):
-        pts = members[groups == j]
-        p = point_costs[pts]
-        centers[e] = X[pts[min(int(np.searchsorted(np.cumsum(p), rng.random() * p.sum(),
-                                                   side="right")), pts.shape[0] - 1)]]

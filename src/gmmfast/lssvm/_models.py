@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Optional, Tuple
 import numpy as np
 
 from .._kernels import _lssvm as K
-from .._kernels._kmeans import openmp_max_threads
+from .._kernels._common import openmp_max_threads
 from .._validation import check_array
 
 if TYPE_CHECKING:

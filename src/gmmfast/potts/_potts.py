@@ -8,7 +8,7 @@ from typing import Any, Optional, Tuple, Union
 import numpy as np
 
 from .._kernels import _potts as K
-from .._kernels._kmeans import openmp_max_threads
+from .._kernels._common import openmp_max_threads
 from .._validation import check_array, check_int
 
 _INT32_MAX = 2**31 - 1

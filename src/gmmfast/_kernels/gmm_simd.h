@@ -1,4 +1,9 @@
-/* Nearest-center search for a block of points, vectorised over centers.
+/* SIMD kernels of the k-means family, chosen at run time (AVX-512, AVX2, portable).
+ *
+ * 1. gmm_argmin_{d,f}: nearest-center search for a block of points, vectorised over centers.
+ * 2. gmm_pp_{d,f}: one k-means++ step, vectorised over candidates.
+ *
+ * Nearest-center search:
  *
  * For each point x_i, label_i = first argmin_j (csq_j - 2 x_i . c_j), the
  * ranking of ||x_i - c_j||^2 without ||x_i||^2 (as scikit-learn's Lloyd).
@@ -17,8 +22,8 @@
  * and the best one the processor supports is chosen at run time; other
  * compilers and architectures get the portable variant.
  */
-#ifndef GMM_ARGMIN_H
-#define GMM_ARGMIN_H
+#ifndef GMM_SIMD_H
+#define GMM_SIMD_H
 
 #include <stdint.h>
 #include <math.h>
@@ -140,6 +145,111 @@ static void gmm_argmin_f(int level, const float *X, intptr_t n, intptr_t d, cons
     if (level == 1) { gmm_argmin_f_avx2(X, n, d, CT, csq, kp, labels); return; }
 #endif
     gmm_argmin_f_base(X, n, d, CT, csq, kp, labels);
+}
+
+/* ---- one k-means++ step --------------------------------------------------------------------
+ *
+ * For the points x_0..x_{n-1} of a chunk and up to tp centers given transposed as doubles
+ * (CT, d x tp, tp a multiple of the vector width W; unused lanes are ignored):
+ * - if update != 0, lane 0 is the center chosen last: closest_i = min(closest_i, ||x_i - c_0||^2)
+ *   and *pot += s_i closest_i (the new potential);
+ * - gain[t] += s_i max(0, closest_i - ||x_i - c_t||^2) for every lane t (after the update):
+ *   what candidate t would lower the potential by.
+ * Sums run in point order (they depend on the chunk only, never on threads). Distances are
+ * direct differences accumulated in double, one lane per center.
+ */
+#define GMM_DEFINE_PP_V(NAME, T, W, V, P, TARGET)                                           \
+TARGET static inline void NAME##_v##V(const T *X, intptr_t n, intptr_t d, const double *CT,  \
+                                      intptr_t tp, const T *sw, double *closest, int update, \
+                                      double *pot, double *gain) {                           \
+    NAME##_vec gv[V];                                                                        \
+    for (int v = 0; v < V; v++) gv[v] = (NAME##_vec){0};                                   \
+    double pt = 0.0;                                                                         \
+    for (intptr_t i = 0; i < n; i += P) {                                                    \
+        int np = n - i < P ? (int)(n - i) : P;                                               \
+        NAME##_vec acc[P][V];                                                                \
+        for (int p = 0; p < P; p++) for (int v = 0; v < V; v++) acc[p][v] = (NAME##_vec){0}; \
+        const T *xp[P];                                                                      \
+        for (int p = 0; p < P; p++) xp[p] = X + (i + (p < np ? p : 0)) * d;                  \
+        for (intptr_t f = 0; f < d; f++) {                                                   \
+            NAME##_vec ct[V];                                                                \
+            for (int v = 0; v < V; v++) ct[v] = *(const NAME##_uvec *)(CT + f * tp + v * W); \
+            for (int p = 0; p < P; p++) {                                                    \
+                double a = (double)xp[p][f];                                                 \
+                for (int v = 0; v < V; v++) {                                                \
+                    NAME##_vec t = a - ct[v];                                                \
+                    acc[p][v] += t * t;                                                      \
+                }                                                                            \
+            }                                                                                \
+        }                                                                                    \
+        for (int p = 0; p < np; p++) {                                                       \
+            double cl = closest[i + p], s = (double)sw[i + p];                               \
+            if (update) {                                                                    \
+                if (acc[p][0][0] < cl) { cl = acc[p][0][0]; closest[i + p] = cl; }           \
+                pt += s * cl;                                                                \
+            }                                                                                \
+            NAME##_vec clv = (NAME##_vec){0} + cl;                                           \
+            for (int v = 0; v < V; v++) {                                                    \
+                NAME##_vec g = clv - acc[p][v];                                              \
+                NAME##_ivec pos = g > (NAME##_vec){0};                                       \
+                gv[v] += s * (NAME##_vec)(pos & (NAME##_ivec)g);                             \
+            }                                                                                \
+        }                                                                                    \
+    }                                                                                        \
+    if (update) *pot = pt;                                                                   \
+    for (int v = 0; v < V; v++) for (int l = 0; l < W; l++) gain[v * W + l] = gv[v][l];      \
+}
+
+#define GMM_DEFINE_PP(NAME, T, W, TARGET)                                                    \
+typedef double NAME##_vec __attribute__((vector_size(W * sizeof(double))));                 \
+typedef double NAME##_uvec __attribute__((vector_size(W * sizeof(double)), aligned(8)));    \
+typedef int64_t NAME##_ivec __attribute__((vector_size(W * sizeof(double))));               \
+GMM_DEFINE_PP_V(NAME, T, W, 1, 4, TARGET)                                                    \
+GMM_DEFINE_PP_V(NAME, T, W, 2, 4, TARGET)                                                    \
+GMM_DEFINE_PP_V(NAME, T, W, 3, 3, TARGET)                                                    \
+GMM_DEFINE_PP_V(NAME, T, W, 4, 2, TARGET)                                                    \
+/* returns 0, or -1 if tp is not 1 to 4 multiples of W */                                   \
+TARGET static int NAME(const T *X, intptr_t n, intptr_t d, const double *CT, intptr_t tp,    \
+                       const T *sw, double *closest, int update, double *pot, double *gain) { \
+    switch (tp % W ? 0 : tp / W) {                                                           \
+    case 1: NAME##_v1(X, n, d, CT, tp, sw, closest, update, pot, gain); return 0;            \
+    case 2: NAME##_v2(X, n, d, CT, tp, sw, closest, update, pot, gain); return 0;            \
+    case 3: NAME##_v3(X, n, d, CT, tp, sw, closest, update, pot, gain); return 0;            \
+    case 4: NAME##_v4(X, n, d, CT, tp, sw, closest, update, pot, gain); return 0;            \
+    default: return -1;                                                                      \
+    }                                                                                        \
+}
+
+GMM_DEFINE_PP(gmm_pp_d_base, double, 2, )
+GMM_DEFINE_PP(gmm_pp_f_base, float, 2, )
+#if GMM_X86
+GMM_DEFINE_PP(gmm_pp_d_avx2, double, 4, GMM_TARGET("avx2,fma"))
+GMM_DEFINE_PP(gmm_pp_f_avx2, float, 4, GMM_TARGET("avx2,fma"))
+GMM_DEFINE_PP(gmm_pp_d_avx512, double, 8, GMM_TARGET("avx512f,avx512dq,avx512vl,avx2,fma"))
+GMM_DEFINE_PP(gmm_pp_f_avx512, float, 8, GMM_TARGET("avx512f,avx512dq,avx512vl,avx2,fma"))
+#endif
+
+/* Center lanes per vector of the chosen variant (a call takes 1 to 4 vectors). */
+static intptr_t gmm_pp_width(int level) { return level == 2 ? 8 : level == 1 ? 4 : 2; }
+
+static int gmm_pp_d(int level, const double *X, intptr_t n, intptr_t d, const double *CT,
+                    intptr_t tp, const double *sw, double *closest, int update, double *pot,
+                    double *gain) {
+#if GMM_X86
+    if (level == 2) return gmm_pp_d_avx512(X, n, d, CT, tp, sw, closest, update, pot, gain);
+    if (level == 1) return gmm_pp_d_avx2(X, n, d, CT, tp, sw, closest, update, pot, gain);
+#endif
+    return gmm_pp_d_base(X, n, d, CT, tp, sw, closest, update, pot, gain);
+}
+
+static int gmm_pp_f(int level, const float *X, intptr_t n, intptr_t d, const double *CT,
+                    intptr_t tp, const float *sw, double *closest, int update, double *pot,
+                    double *gain) {
+#if GMM_X86
+    if (level == 2) return gmm_pp_f_avx512(X, n, d, CT, tp, sw, closest, update, pot, gain);
+    if (level == 1) return gmm_pp_f_avx2(X, n, d, CT, tp, sw, closest, update, pot, gain);
+#endif
+    return gmm_pp_f_base(X, n, d, CT, tp, sw, closest, update, pot, gain);
 }
 
 #endif

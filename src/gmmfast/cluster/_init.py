@@ -1,0 +1,109 @@
+"""Initial centers for k-means: greedy k-means++ over the Cython kernels."""
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+import numpy as np
+
+from .._kernels import _kmeans as K
+from .._kernels._common import openmp_max_threads
+
+
+#: Rounds of rejection sampling before k-means++ falls back to a pass that applies the update.
+_MAX_REJECTION_ROUNDS = 8
+
+
+def kmeans_plusplus(X: np.ndarray, n_clusters: int, sample_weight: np.ndarray,
+                    rng: np.random.Generator, *, n_trials: Optional[int] = None,
+                    n_threads: Optional[int] = None) -> np.ndarray:
+    """Greedy k-means++ seeding (Arthur & Vassilvitskii 2007; 2 + log k trials per center).
+
+    The first center is a sample drawn by weight; each next one is the best, by
+    potential, of ``n_trials`` samples drawn with probability proportional to
+    s_i D_i (D_i: the squared distance to the nearest center so far), as in
+    scikit-learn. One pass over X per center: the pass that scores center c's
+    candidates (one SIMD kernel call, vectorised over candidates) also applies
+    center c - 1 to D. The candidates are therefore drawn before that update,
+    from s_i D_i, and kept with probability D'_i / D_i (D' after the update):
+    rejection sampling, so they are exactly draws from s_i D'_i. Memory beyond X:
+    D (n doubles) and per-chunk sums. The result depends on ``rng`` only, never on
+    the thread count; float32 stays float32.
+
+    Parameters
+    ----------
+    X : ndarray (n, d), C-contiguous float32 or float64
+    n_clusters : int
+    sample_weight : ndarray (n,) of X's dtype, non-negative with a positive sum
+    rng : numpy Generator
+    n_trials : int, optional
+        Candidates per center (default 2 + int(log k), as scikit-learn).
+
+    Returns
+    -------
+    centers : ndarray (n_clusters, d) of X's dtype
+    """
+    n, d = X.shape
+    k = int(n_clusters)
+    if n_threads is None:
+        n_threads = openmp_max_threads()
+    if n_trials is None:
+        n_trials = 2 + int(math.log(k))
+    width = K.pp_width()
+    group = 4 * width                     # center lanes one kernel call takes
+    n_chunks = -(-n // K.CHUNK)
+    closest = np.full(n, np.inf)
+    chunk_pot = np.empty(n_chunks)
+    prob = sample_weight / sample_weight.sum(dtype=np.float64)
+    rows = np.empty(k, dtype=np.int64)    # the chosen centers, as rows of X
+
+    def step(update: Optional[int], cand: np.ndarray) -> np.ndarray:
+        """One pass: apply center ``update`` (if any) to D, return the candidates' gains."""
+        lanes = np.concatenate([[update] if update is not None else [], cand]).astype(np.int64)
+        gains = np.empty(lanes.shape[0])
+        for lo in range(0, max(lanes.shape[0], 1), group):
+            part = lanes[lo:lo + group]
+            CT = np.zeros((d, max(-(-part.shape[0] // width), 1) * width))
+            CT[:, :part.shape[0]] = X[part].T
+            chunk_gain = np.empty((n_chunks, CT.shape[1]))
+            K.pp_step(X, sample_weight, closest, CT, lo == 0 and update is not None,
+                      chunk_pot, chunk_gain, n_threads)
+            gains[lo:lo + part.shape[0]] = chunk_gain[:, :part.shape[0]].sum(axis=0)
+        return gains[lanes.shape[0] - cand.shape[0]:]
+
+    def draw(pending: Optional[int]) -> Optional[np.ndarray]:
+        """n_trials rows drawn from s_i min(D_i, ||x_i - x_pending||^2), or None if the
+        rejection rate is too high (then the caller applies the update first)."""
+        cum = np.cumsum(chunk_pot)
+        potential = float(cum[-1])
+        out = []
+        for _ in range(_MAX_REJECTION_ROUNDS):
+            m = n_trials - len(out)
+            if potential > 0:
+                targets = np.minimum(rng.random(m) * potential, np.nextafter(potential, 0))
+                idx = np.empty(m, dtype=np.int64)
+                K.pp_pick(sample_weight, closest, cum, targets, idx)
+            else:   # every point already sits on a center: duplicates are unavoidable
+                idx = rng.choice(n, size=m, p=prob).astype(np.int64)
+            if pending is not None:
+                D = closest[idx]
+                dp = ((X[idx].astype(np.float64) - X[pending].astype(np.float64)) ** 2).sum(1)
+                keep = (rng.random(m) * D < np.minimum(D, dp)) | (D == 0)
+                idx = idx[keep]
+            out.extend(idx.tolist())
+            if len(out) == n_trials:
+                return np.asarray(out, dtype=np.int64)
+        return None
+
+    rows[0] = rng.choice(n, p=prob)
+    step(int(rows[0]), np.empty(0, dtype=np.int64))
+    pending: Optional[int] = None
+    for c in range(1, k):
+        cand = draw(pending)
+        if cand is None:              # most draws rejected: apply the update, then draw
+            step(pending, np.empty(0, dtype=np.int64))
+            pending = None
+            cand = draw(None)
+        best = int(np.argmax(step(pending, cand)))
+        rows[c] = pending = int(cand[best])
+    return X[rows]

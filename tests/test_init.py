@@ -1,0 +1,118 @@
+"""k-means++ seeding (gmmfast.cluster.kmeans_plusplus) and the one-pass assignment kernel."""
+import itertools
+
+import numpy as np
+import pytest
+
+from gmmfast.cluster import kmeans_plusplus
+from gmmfast.cluster._bounds import assign
+
+
+def potential(X, C):
+    return float(((X[:, None, :].astype(float) - C[None].astype(float)) ** 2).sum(-1).min(1).sum())
+
+
+def test_plain_kmeans_plusplus_draws_exactly_by_squared_distance():
+    """With one trial per center, k-means++ draws center c with probability proportional to
+    min_j ||x - c_j||^2: compare the joint law of (c1, c2, c3) with its exact value. The
+    third draw goes through the rejection step (drawn before the second center's update)."""
+    X = np.array([[0.0], [1.0], [3.0], [7.0], [12.0]])
+    w = np.array([1.0, 2.0, 1.0, 1.0, 3.0])
+    n = len(X)
+    exact = {}
+    for a, b, c in itertools.permutations(range(n), 3):
+        pa = w[a] / w.sum()
+        da = w * (X[:, 0] - X[a, 0]) ** 2
+        pb = da[b] / da.sum()
+        dab = w * np.minimum((X[:, 0] - X[a, 0]) ** 2, (X[:, 0] - X[b, 0]) ** 2)
+        exact[(a, b, c)] = pa * pb * dab[c] / dab.sum()
+    rng = np.random.default_rng(0)
+    runs = 20000
+    counts = dict.fromkeys(exact, 0)
+    for _ in range(runs):
+        C = kmeans_plusplus(X, 3, w, rng, n_trials=1, n_threads=1)
+        key = tuple(int(np.flatnonzero(X[:, 0] == v)[0]) for v in C[:, 0])
+        counts[key] += 1
+    tv = 0.5 * sum(abs(counts[key] / runs - p) for key, p in exact.items())
+    assert tv < 0.02          # sampling noise at 20000 runs is about 0.01
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_kmeans_plusplus_is_thread_independent_and_keeps_the_dtype(dtype):
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(30_000, 7)).astype(dtype)       # > 100 chunks of 256 rows
+    w = (rng.random(30_000) + 0.1).astype(dtype)
+    one = kmeans_plusplus(X, 40, w, np.random.default_rng(5), n_threads=1)
+    two = kmeans_plusplus(X, 40, w, np.random.default_rng(5), n_threads=2)
+    assert one.dtype == dtype
+    np.testing.assert_array_equal(one, two)
+    # every center is a distinct row of X
+    rows = {tuple(r) for r in X}
+    assert all(tuple(c) in rows for c in one) and len({tuple(c) for c in one}) == 40
+
+
+def test_kmeans_plusplus_potential_matches_scikit_learn():
+    from sklearn.cluster import kmeans_plusplus as sk_plusplus
+    rng = np.random.default_rng(2)
+    M = rng.normal(scale=8, size=(60, 4))
+    X = M[rng.integers(60, size=6000)] + rng.normal(size=(6000, 4))
+    ours = [potential(X, kmeans_plusplus(X, 30, np.ones(6000), np.random.default_rng(s)))
+            for s in range(8)]
+    theirs = [potential(X, sk_plusplus(X, 30, random_state=s)[0]) for s in range(8)]
+    assert abs(np.mean(ours) / np.mean(theirs) - 1) < 0.1
+
+
+def test_kmeans_plusplus_never_picks_zero_weight_points_and_survives_covered_data():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(500, 2))
+    w = np.ones(500)
+    w[::2] = 0.0
+    C = kmeans_plusplus(X, 25, w, rng)
+    chosen = [int(np.flatnonzero((X == c).all(1))[0]) for c in C]
+    assert all(i % 2 == 1 for i in chosen)
+    # 1000 copies of one point and one other point: after two centers the potential is 0
+    # (the third draw's rejection step rejects everything, and falls back)
+    X = np.vstack([np.zeros((1000, 2)), [[5.0, 5.0]]])
+    C = kmeans_plusplus(X, 3, np.ones(1001), np.random.default_rng(0))
+    assert C.shape == (3, 2) and {tuple(c) for c in C[:2]} == {(0.0, 0.0), (5.0, 5.0)}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_pass_gives_exact_cluster_sums_for_any_thread_count(dtype):
+    rng = np.random.default_rng(4)
+    # far from 0 in float64 (residual sums must not cancel); float32's nearest-center search
+    # ranks ||c||^2 - 2 x.c in float32, which near ties needs data near 0 to be exact
+    X = (rng.normal(size=(20_000, 5)) + (100 if dtype == np.float64 else 0)).astype(dtype)
+    w = (rng.random(20_000) + 0.5).astype(dtype)
+    C = X[rng.choice(20_000, 9, replace=False)].copy()
+    a1 = assign(X, w, C, 1, with_sums=True, sample_seed=11)
+    a2 = assign(X, w, C, 2, with_sums=True, sample_seed=11)
+    ref = ((X[:, None].astype(float) - C[None].astype(float)) ** 2).sum(-1).argmin(1)
+    np.testing.assert_array_equal(a1.labels, ref)
+    np.testing.assert_array_equal(a1.labels, a2.labels)
+    assert a1.changed == 20_000 and a1.objective == a2.objective
+    for f in ("weight", "resid", "cost", "pick"):
+        np.testing.assert_array_equal(getattr(a1.sums, f), getattr(a2.sums, f))
+    s = a1.sums
+    for j in range(9):
+        m = ref == j
+        diff = X[m].astype(float) - C[j].astype(float)
+        assert s.weight[j] == pytest.approx(w[m].astype(float).sum(), rel=1e-12)
+        np.testing.assert_allclose(s.resid[j], (w[m, None] * diff).sum(0), rtol=1e-9, atol=1e-9)
+        assert s.cost[j] == pytest.approx((w[m] * (diff ** 2).sum(1)).sum(), rel=1e-12)
+        assert ref[s.pick[j]] == j                       # the drawn point lies in its cluster
+    assert s.objective == pytest.approx(s.cost.sum(), rel=1e-12)
+    # a second pass from these labels at the same centers changes nothing
+    again = assign(X, w, C, 2, old_labels=a1.labels)
+    assert again.changed == 0
+
+
+def test_points_are_drawn_in_proportion_to_their_cost():
+    """The per-cluster draw (Efraimidis-Spirakis keys) follows the costs: over many seeds the
+    far point of a cluster is drawn as often as its share of the cluster's cost."""
+    X = np.array([[0.0], [1.0], [3.0]])
+    C = np.array([[0.0]])
+    hits = np.zeros(3)
+    for seed in range(4000):
+        hits[assign(X, np.ones(3), C, 1, with_sums=True, sample_seed=seed).sums.pick[0]] += 1
+    np.testing.assert_allclose(hits / hits.sum(), [0.0, 0.1, 0.9], atol=0.02)
