@@ -11,7 +11,7 @@ from gmmfast import GMMKMeans
 from gmmfast.cluster import KMeansBounds, balanced_bias, kmeans_plusplus, sample_assignment
 from gmmfast.cluster._bounds import assign, walk
 from gmmfast.core import generalized_mm
-from gmmfast._validation import NotFittedError
+from gmmfast._validation import ConvergenceWarning, NotFittedError
 
 
 def sse(X, centers, labels, w=None):
@@ -449,8 +449,27 @@ def test_every_simd_variant_finds_the_nearest_center(dtype):
         K.simd_level(top)
 
 
-def test_verbose_shows_progress(capsys):
+def test_verbose_prints_a_line_per_iteration(capsys):
     X, _ = blobs(300, 3)
-    GMMKMeans(3, verbose=1, random_state=0, max_iter=5, tol=0).fit(X)
-    err = capsys.readouterr().err
-    assert "G-MM k-means run 1/1" in err and "objective=" in err
+    est = GMMKMeans(3, verbose=1, random_state=0, max_iter=5, tol=0).fit(X)
+    out = capsys.readouterr().out
+    assert "G-MM k-means run 1/1: initialisation (k-means++)" in out
+    lines = [ln for ln in out.splitlines() if ln.strip().startswith("iteration ")]
+    assert len(lines) == est.n_iter_ >= 1
+    assert "objective" in lines[0] and "gap" in lines[0] and "points changed cluster" in lines[0]
+    GMMKMeans(3, random_state=0, max_iter=5).fit(X)
+    assert capsys.readouterr().out == ""                    # nothing by default
+
+
+@pytest.mark.parametrize("kw", [dict(eta=1.0), dict(eta=0.02, selection="random")])
+def test_empty_clusters_left_at_the_end_are_reported(kw):
+    X, _ = blobs(600, 3, seed=1)
+    init = np.vstack([X[:2], [[1e3, 1e3]]])            # one center far from every point
+    with pytest.warns(ConvergenceWarning, match="1 of the 3 clusters are empty"):
+        est = GMMKMeans(3, init=init, random_state=0, **kw).fit(X)
+    assert np.bincount(est.labels_, minlength=3).min() == 0
+    # the default relocates it: no empty cluster, no warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est = GMMKMeans(3, init=init, random_state=0).fit(X)
+    assert np.bincount(est.labels_, minlength=3).min() > 0

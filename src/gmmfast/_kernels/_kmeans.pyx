@@ -145,7 +145,8 @@ def kmeans_pass(const floating[:, ::1] X, const floating[::1] sample_weight,
                 double[::1] chunk_costs, double[::1] chunk_prev_costs,
                 int64_t[::1] chunk_changed, double[:, :, ::1] slot_resid,
                 double[:, ::1] slot_weight, double[:, ::1] slot_sse, double[:, ::1] slot_key,
-                int64_t[:, ::1] slot_pick, uint64_t seed, int64_t offset, int n_threads):
+                int64_t[:, ::1] slot_pick, uint64_t seed, int64_t offset, double[::1] point_costs,
+                int n_threads):
     """One pass over X at `centers`: nearest-center labels and what the k-means bounds need.
 
     Writes, for the chunks of CHUNK rows:
@@ -162,18 +163,22 @@ def kmeans_pass(const floating[:, ::1] X, const floating[::1] sample_weight,
       proportional to its cost (Efraimidis-Spirakis: the largest log(u_i) / cost_i, u_i from
       the stream (seed, offset + i)), its row index + offset in `slot_pick` (-1 if none).
       The draw depends on the global row index only, so any partition of the rows into
-      slots or chunks draws the same point.
+      slots or chunks draws the same point;
+    - if `point_costs` is not empty, each row's cost s_i ||x_i - c_{label_i}||^2.
     """
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1], k = centers.shape[0]
     cdef Py_ssize_t n_chunks = (n + _CHUNK - 1) // _CHUNK
     cdef bint with_prev = prev_labels.shape[0] > 0
     cdef bint with_sums = slot_weight.shape[0] > 0
     cdef bint with_sample = slot_key.shape[0] > 0
+    cdef bint with_points = point_costs.shape[0] > 0
     cdef Py_ssize_t n_slots = slot_weight.shape[0] if with_sums else n_chunks
     if centers.shape[1] != d or sample_weight.shape[0] != n or labels.shape[0] != n:
         raise ValueError("kmeans_pass: X, sample_weight, centers and labels disagree in shape")
     if chunk_costs.shape[0] != n_chunks or chunk_changed.shape[0] != n_chunks:
         raise ValueError(f"kmeans_pass: chunk arrays must have {n_chunks} entries")
+    if with_points and point_costs.shape[0] != n:
+        raise ValueError("kmeans_pass: point_costs has the wrong length")
     if with_prev and (prev_labels.shape[0] != n or chunk_prev_costs.shape[0] != n_chunks):
         raise ValueError("kmeans_pass: prev_labels / chunk_prev_costs have the wrong length")
     if with_sums and (slot_resid.shape[0] != n_slots or slot_resid.shape[1] != k
@@ -245,6 +250,8 @@ def kmeans_pass(const floating[:, ::1] X, const floating[::1] sample_weight,
                                 slot_pick[s, j] = offset + i
                     else:
                         ci = wi * sqdist(&X[i, 0], &centers[j, 0], d)
+                    if with_points:
+                        point_costs[i] = ci
                     acc = acc + ci
                     if with_prev:
                         acc_prev = acc_prev + wi * sqdist(&X[i, 0], &centers[prev_labels[i], 0], d)
@@ -510,3 +517,21 @@ def pp_pick(const floating[::1] sample_weight, const double[::1] closest,
                     if acc > r:
                         break
             out[q] = pick if pick >= 0 else i1 - 1
+
+
+def draw_rows(const double[::1] dist, double scale, uint64_t seed, int64_t offset,
+              unsigned char[::1] out, int n_threads):
+    """out[i] = 1 with probability min(1, scale dist_i), else 0 (k-means|| oversampling).
+
+    The uniform of row i comes from the stream (seed, offset + i): the draw depends on the
+    global row index only, never on threads or on how the rows are split into chunks.
+    """
+    cdef Py_ssize_t n = dist.shape[0], i
+    cdef uint64_t state
+    if out.shape[0] != n:
+        raise ValueError("draw_rows: dist and out disagree in length")
+    n_threads = threads_for(n_threads, n, <double>n * 20, _GRAIN)
+    with nogil:
+        for i in prange(n, schedule="static", num_threads=n_threads):
+            state = gmm_rng_stream(seed, <uint64_t>(offset + i))
+            out[i] = gmm_rng_uniform(&state) < scale * dist[i]

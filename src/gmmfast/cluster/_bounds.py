@@ -80,14 +80,16 @@ class Assignment:
 
 def assign(X: np.ndarray, sw: np.ndarray, centers: np.ndarray, n_threads: int, *,
            prev_labels: Optional[np.ndarray] = None, with_sums: bool = False,
-           sample_seed: Optional[int] = None, old_labels: Optional[np.ndarray] = None
-           ) -> Assignment:
+           sample_seed: Optional[int] = None, old_labels: Optional[np.ndarray] = None,
+           point_costs: Optional[np.ndarray] = None, offset: int = 0) -> Assignment:
     """Nearest-center labels and F(w) in one pass over X.
 
     Optionally also b_{prev_labels}(w), the per-cluster sums of the new clusters
-    (``with_sums``) and, with ``sample_seed``, a point per cluster drawn
-    proportionally to its cost. ``changed`` counts the labels that differ from
-    ``old_labels`` (all of them if None).
+    (``with_sums``), with ``sample_seed`` a point per cluster drawn
+    proportionally to its cost, and each row's cost into ``point_costs``.
+    ``changed`` counts the labels that differ from ``old_labels`` (all of them
+    if None). ``offset`` is the global index of X's first row (a chunk of a
+    larger array): drawn points are global row indices.
     """
     n, d = X.shape
     k = centers.shape[0]
@@ -107,7 +109,8 @@ def assign(X: np.ndarray, sw: np.ndarray, centers: np.ndarray, n_threads: int, *
     K.kmeans_pass(X, sw, centers, labels,
                   np.empty(0, dtype=np.int32) if prev_labels is None else prev_labels,
                   chunk, chunk_prev, changed, resid, weight, cost, key, pick,
-                  0 if sample_seed is None else sample_seed, 0, n_threads)
+                  0 if sample_seed is None else sample_seed, offset,
+                  np.empty(0) if point_costs is None else point_costs, n_threads)
     objective = total(chunk)
     sums = None
     if with_sums:

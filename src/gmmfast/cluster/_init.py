@@ -1,4 +1,4 @@
-"""Initial centers for k-means: greedy k-means++ over the Cython kernels."""
+"""Initial centers for k-means: greedy k-means++ and k-means|| over the Cython kernels."""
 from __future__ import annotations
 
 import math
@@ -8,6 +8,8 @@ import numpy as np
 
 from .._kernels import _kmeans as K
 from .._kernels._common import openmp_max_threads
+from .._validation import draw_seed
+from ._bounds import assign
 
 
 #: Rounds of rejection sampling before k-means++ falls back to a pass that applies the update.
@@ -107,3 +109,48 @@ def kmeans_plusplus(X: np.ndarray, n_clusters: int, sample_weight: np.ndarray,
         best = int(np.argmax(step(pending, cand)))
         rows[c] = pending = int(cand[best])
     return X[rows]
+
+
+def kmeans_parallel(X: np.ndarray, n_clusters: int, sample_weight: np.ndarray,
+                    rng: np.random.Generator, *, oversampling: float = 2.0, rounds: int = 5,
+                    n_threads: Optional[int] = None) -> np.ndarray:
+    """k-means|| seeding (Bahmani et al. 2012): few passes, then a weighted reduction.
+
+    Start from one row drawn by weight; in each of ``rounds`` rounds every row is
+    drawn independently with probability min(1, l D_i / phi), D_i = s_i
+    ||x_i - c||^2 to its nearest candidate, phi their sum and l = ``oversampling``
+    k; one pass then updates D with the new candidates. Rounds continue past
+    ``rounds`` while fewer than k candidates were drawn and phi > 0, so the result
+    has k distinct centers wherever the data has them. Each candidate is then
+    weighted by the sample weight of the rows nearest to it, and greedy k-means++
+    on the weighted candidates picks the k centers. A row's draw depends on its
+    global index and the round's seed only (a stream per row), so a chunked
+    scheduler draws the same rows. Passes over X: rounds + 2; memory: D (n
+    doubles), a byte per row and the candidates.
+    """
+    n, d = X.shape
+    k = int(n_clusters)
+    if n_threads is None:
+        n_threads = openmp_max_threads()
+    ell = float(oversampling) * k
+    prob = sample_weight / sample_weight.sum(dtype=np.float64)
+    dist = np.full(n, np.inf)
+    point_costs = np.empty(n)
+    drawn = np.empty(n, dtype=np.uint8)
+    new = np.array([rng.choice(n, p=prob)], dtype=np.int64)
+    cand = [new]
+    n_cand = 1
+    for r in range(10 * max(int(rounds), 1)):
+        assign(X, sample_weight, np.ascontiguousarray(X[new]), n_threads, point_costs=point_costs)
+        np.minimum(dist, point_costs, out=dist)
+        phi = math.fsum(dist)
+        if not phi > 0 or (r >= rounds and n_cand >= k):
+            break
+        K.draw_rows(dist, ell / phi, draw_seed(rng), 0, drawn, n_threads)
+        new = np.flatnonzero(drawn)
+        if new.shape[0]:
+            cand.append(new)
+            n_cand += new.shape[0]
+    C = np.ascontiguousarray(X[np.concatenate(cand)])
+    weight = assign(X, sample_weight, C, n_threads, with_sums=True).sums.weight
+    return kmeans_plusplus(C, k, weight.astype(X.dtype), rng, n_threads=n_threads)

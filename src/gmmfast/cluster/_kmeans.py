@@ -1,6 +1,7 @@
 """GMMKMeans: k-means clustering optimised by Generalized Majorization-Minimization."""
 from __future__ import annotations
 
+import time
 import warnings
 from typing import Any, Callable, Optional, Union
 
@@ -12,11 +13,11 @@ from .._kernels._common import openmp_max_threads
 from .._validation import (ConvergenceWarning, blas_single_threaded, check_array, check_int,
                            check_random_state, check_sample_weight, check_walk_steps, draw_seed)
 from ..core import GMMResult, check_eta, check_max_iter, check_tol, generalized_mm
-from ._bounds import KMeansBounds, assign, balanced_bias, update_centers
-from ._init import kmeans_plusplus
+from ._bounds import KMeansBounds, assign, balanced_bias, labeling_cost, update_centers
+from ._init import kmeans_parallel, kmeans_plusplus
 from ._samplers import SAMPLERS
 
-INITS = ("k-means++", "forgy", "random-partition")
+INITS = ("k-means++", "k-means||", "forgy", "random-partition")
 SELECTIONS = ("random", "mm", "balanced", "merge-split")
 #: Proposals per point and iteration when walk_steps="auto" (see bench/walk_steps.py).
 AUTO_STEPS_PER_POINT = 30
@@ -32,12 +33,13 @@ class GMMKMeans(BaseEstimator):
     previous iteration; with ``selection="random"`` it draws such an
     assignment by a random walk, which lets it leave the local minima near the
     initialisation that Lloyd sticks to (Naderi et al., ICML 2019). The
-    default, ``selection="merge-split"``, spends that allowance on dissolving
-    the clusters that are cheapest to dissolve and re-seeds their centers in
-    the costliest clusters: measured in bench/walk_samplers.py and
+    default, ``selection="merge-split"``, spends that allowance on merging
+    the clusters that are cheapest to merge into a neighbour and re-seeds their
+    centers in the costliest clusters: measured in bench/walk_samplers.py and
     bench/equal_time.py, it finds far better clusterings per second than the
-    random walk and than restarted k-means. The paper's G-MM is
-    ``GMMKMeans(eta=0.02, selection="random")``.
+    random walk and than restarted k-means, and like Lloyd it needs one pass
+    over the data per iteration (it works from per-cluster sums). The paper's
+    G-MM is ``GMMKMeans(eta=0.02, selection="random")``.
 
     Parameters
     ----------
@@ -46,11 +48,19 @@ class GMMKMeans(BaseEstimator):
         Progress coefficient. 1 gives Lloyd's algorithm exactly. The paper
         uses 0.02 with random bounds; 0.1 is as good for merge-split and takes
         fewer iterations (bench/walk_samplers.py).
-    init : {"k-means++", "forgy", "random-partition"}, array of shape (n_clusters, n_features) or callable, default="k-means++"
-        "forgy": k distinct samples; "random-partition": each sample to a
-        random cluster, centers at the means (an empty cluster gets a random
-        sample); a callable is called as ``init(X, n_clusters, random_state)``
-        with a numpy Generator and returns the centers.
+    init : {"k-means++", "k-means||", "forgy", "random-partition"}, array of shape (n_clusters, n_features) or callable, default="k-means++"
+        "k-means++": greedy k-means++ (2 + log k candidates per center, as
+        scikit-learn), one pass over the rows per center; "k-means||":
+        Bahmani et al.'s oversampling in 5 passes, reduced by weighted
+        k-means++ (:func:`gmmfast.cluster.kmeans_parallel`); "forgy": k
+        distinct samples; "random-partition": each sample to a random cluster,
+        centers at the means (an empty cluster gets a random sample); a
+        callable is called as ``init(X, n_clusters, random_state)`` with a
+        numpy Generator and returns the centers.
+    init_size : int, "auto" or None, default="auto"
+        Rows ("k-means++", "k-means||") seed on: a uniform sample of this many
+        rows (with their weights) when X has more; None seeds on all rows.
+        "auto" seeds on all rows (bench/init.py measures the trade-off).
     n_init : int or "auto", default=1
         Runs from different initialisations; the one with the lowest objective is kept.
         "auto" (as scikit-learn's KMeans): 10 for "forgy" and "random-partition", else 1.
@@ -65,10 +75,9 @@ class GMMKMeans(BaseEstimator):
         ``g(labels, costs) -> float`` is a bias: the highest-scoring of the
         touching bound and ``n_candidates`` random valid bounds is used;
         "merge-split": the touching bound with the clusters that are cheapest
-        to dissolve (their points sent to neighbouring clusters) dissolved
-        while the bound stays valid, and the freed centers moved into the
-        costliest clusters (any center of an empty cluster minimises the
-        bound).
+        to merge into a neighbouring cluster merged while the bound stays
+        valid, and the freed centers moved to points of the costliest clusters
+        (any center of an empty cluster minimises the bound).
     walk_steps : int or "auto", default="auto"
         Random-walk proposals per iteration (random selection, walk samplers);
         "auto" is 30 per sample (bench/walk_steps.py).
@@ -85,11 +94,13 @@ class GMMKMeans(BaseEstimator):
         whose expected cost meets the threshold, repaired to validity
         (``walk_steps`` is then unused). Every sampled bound is valid.
     n_neighbors : int, default=8
-        Neighbours per center in the center graph ("local" and "gibbs").
+        Neighbours per center in the center graph ("local" and "gibbs"), and
+        the merge candidates of a cluster ("merge-split").
     random_state : None, int, numpy Generator or RandomState, default=None
         Results are identical for a fixed seed whatever the thread count.
     verbose : int, default=0
-        Show a progress bar per run.
+        Print a line per iteration (objective, gap, points whose nearest
+        center changed, seconds); nothing by default.
 
     Attributes
     ----------
@@ -106,6 +117,7 @@ class GMMKMeans(BaseEstimator):
 
     def __init__(self, n_clusters: int = 8, *, eta: float = 0.1,
                  init: Union[str, np.ndarray, Callable] = "k-means++",
+                 init_size: Union[int, str, None] = "auto",
                  n_init: Union[int, str] = 1,
                  max_iter: int = 300, tol: float = 1e-4,
                  selection: Union[str, Callable] = "merge-split",
@@ -115,6 +127,7 @@ class GMMKMeans(BaseEstimator):
         self.n_clusters = n_clusters
         self.eta = eta
         self.init = init
+        self.init_size = init_size
         self.n_init = n_init
         self.max_iter = max_iter
         self.tol = tol
@@ -163,11 +176,19 @@ class GMMKMeans(BaseEstimator):
             raise ValueError(f"selection must be one of {SELECTIONS} or a callable, "
                              f"got {selection!r}.")
         walk_steps = check_walk_steps(self.walk_steps, AUTO_STEPS_PER_POINT * n)
+        init_size = self.init_size
+        if init_size is None or (isinstance(init_size, str) and init_size == "auto"):
+            init_size = n
+        elif isinstance(init_size, str):
+            raise ValueError(f"init_size must be an integer >= n_clusters, 'auto' or None, "
+                             f"got {init_size!r}.")
+        else:
+            init_size = min(check_int(init_size, "init_size", k), n)
         if not isinstance(self.sampler, str) or self.sampler not in SAMPLERS:
             raise ValueError(f"sampler must be one of {SAMPLERS}, got {self.sampler!r}.")
         return dict(sampler=self.sampler,
                     n_neighbors=check_int(self.n_neighbors, "n_neighbors", 1),
-                    k=k, init=init, n_init=n_init, selection=selection,
+                    k=k, init=init, init_size=init_size, n_init=n_init, selection=selection,
                     eta=check_eta(self.eta), tol=check_tol(self.tol),
                     max_iter=check_max_iter(self.max_iter), walk_steps=walk_steps,
                     n_candidates=check_int(self.n_candidates, "n_candidates", 0),
@@ -182,7 +203,7 @@ class GMMKMeans(BaseEstimator):
         return X
 
     # -- fitting ------------------------------------------------------------------
-    def _init_centers(self, X, sw, k, init, rng, n_threads):
+    def _init_centers(self, X, sw, k, init, rng, n_threads, init_size=None):
         n = X.shape[0]
         if isinstance(init, np.ndarray):
             return init.copy()
@@ -193,8 +214,12 @@ class GMMKMeans(BaseEstimator):
                 raise ValueError(f"init callable must return an array of shape ({k}, "
                                  f"{X.shape[1]}), got {centers.shape}.")
             return centers
-        if init == "k-means++":
-            return kmeans_plusplus(X, k, sw, rng)
+        if init in ("k-means++", "k-means||"):
+            if init_size is not None and init_size < n:
+                rows = np.sort(rng.choice(n, size=init_size, replace=False))
+                X, sw = np.ascontiguousarray(X[rows]), np.ascontiguousarray(sw[rows])
+            seed = kmeans_plusplus if init == "k-means++" else kmeans_parallel
+            return seed(X, k, sw, rng, n_threads=n_threads)
         forgy = X[rng.choice(n, size=k, replace=False)]
         if init == "forgy":
             return np.ascontiguousarray(forgy)
@@ -229,7 +254,12 @@ class GMMKMeans(BaseEstimator):
         best_family = None
         with blas_single_threaded():
             for run in range(p["n_init"]):
-                w0 = self._init_centers(X, sw, p["k"], p["init"], rng, n_threads)
+                t0 = time.perf_counter()
+                w0 = self._init_centers(X, sw, p["k"], p["init"], rng, n_threads, p["init_size"])
+                if p["verbose"]:
+                    print(f"G-MM k-means run {run + 1}/{p['n_init']}: initialisation "
+                          f"({p['init'] if isinstance(p['init'], str) else 'given'}) "
+                          f"{time.perf_counter() - t0:.2f} s", flush=True)
                 family = KMeansBounds(X, sw, walk_steps=p["walk_steps"], n_threads=n_threads,
                                       sums=selection in ("mm", "merge-split"),
                                       n_candidates=p["n_candidates"],
@@ -240,12 +270,7 @@ class GMMKMeans(BaseEstimator):
                 if best is None or res.objective < best.objective:
                     best, best_family = res, family
             labels = best_family.labels(best.w)
-        if np.unique(labels).shape[0] < p["k"]:
-            n_points = np.unique(X, axis=0).shape[0]
-            if n_points < p["k"]:
-                warnings.warn(f"X has {n_points} distinct points, fewer than n_clusters "
-                              f"({p['k']}): some clusters are empty or duplicated.",
-                              ConvergenceWarning, stacklevel=2)
+            _warn_empty(X, sw, best.w, labels, p["k"], n_threads)
         self.cluster_centers_ = best.w
         self.labels_ = labels
         self.inertia_ = best.objective
@@ -256,23 +281,14 @@ class GMMKMeans(BaseEstimator):
         return self
 
     def _run(self, family, w0, p, selection, rng, run) -> GMMResult:
-        callback, bar = None, None
+        callback = None
         if p["verbose"]:
-            from tqdm.auto import tqdm
-            bar = tqdm(total=p["max_iter"], desc=f"G-MM k-means run {run + 1}/{p['n_init']}",
-                       leave=False)
-
             def callback(t, history):
-                bar.update(1)
-                bar.set_postfix(objective=f"{history.objective[-1]:.6g}",
-                                gap=f"{history.gap[-1]:.3g}")
-        try:
-            return generalized_mm(family, w0, eta=p["eta"], tol=p["tol"],
-                                  max_iter=p["max_iter"], selection=selection,
-                                  random_state=rng, callback=callback)
-        finally:
-            if bar is not None:
-                bar.close()
+                print(f"  iteration {t}: objective {history.objective[-1]:.6g}, "
+                      f"gap {history.gap[-1]:.3g}, {family.last.changed} points changed "
+                      f"cluster, {history.time[-1]:.2f} s", flush=True)
+        return generalized_mm(family, w0, eta=p["eta"], tol=p["tol"], max_iter=p["max_iter"],
+                              selection=selection, random_state=rng, callback=callback)
 
     def fit_predict(self, X: Any, y: Any = None, sample_weight: Any = None) -> np.ndarray:
         """Fit and return the training labels."""
@@ -319,3 +335,33 @@ class GMMKMeans(BaseEstimator):
         tags.estimator_type = "clusterer"
         tags.transformer_tags = TransformerTags(preserves_dtype=["float64", "float32"])
         return tags
+
+
+def _warn_empty(X: np.ndarray, sw: np.ndarray, centers: np.ndarray, labels: np.ndarray,
+                k: int, n_threads: int) -> None:
+    """Warn when the fitted clustering has empty clusters, saying why.
+
+    Identical rows always share a cluster, and a cluster whose rows are not all
+    identical has a positive cost; so X has at least (non-empty clusters) +
+    (clusters with a positive cost) distinct rows. Only when that bound is below
+    k are the rows counted exactly (a sort of X), so the usual case costs one
+    bincount.
+    """
+    counts = np.bincount(labels, minlength=k)
+    n_empty = int((counts == 0).sum())
+    if n_empty == 0:
+        return
+    costs = np.empty(X.shape[0])
+    labeling_cost(X, sw, centers, labels, n_threads, costs)
+    cluster_cost = np.bincount(labels, weights=costs, minlength=k)
+    if (counts > 0).sum() + (cluster_cost > 0).sum() < k:
+        rows = np.ascontiguousarray(X).view(np.dtype((np.void, X.dtype.itemsize * X.shape[1])))
+        n_points = np.unique(rows).shape[0]
+        if n_points < k:
+            warnings.warn(f"X has {n_points} distinct points, fewer than n_clusters ({k}): "
+                          f"{n_empty} clusters are empty.", ConvergenceWarning, stacklevel=3)
+            return
+    warnings.warn(f"{n_empty} of the {k} clusters are empty at the end (their centers kept "
+                  "their last position); selection='merge-split' (the default) moves empty "
+                  "clusters' centers into the costliest clusters.", ConvergenceWarning,
+                  stacklevel=3)
