@@ -117,7 +117,8 @@ def assign(X: np.ndarray, sw: np.ndarray, centers: np.ndarray, n_threads: int, *
         best = np.argmax(key, axis=0) if sampled else None
         sums = ClusterSums(w=centers, weight=weight.sum(axis=0), resid=resid.sum(axis=0),
                            cost=cost.sum(axis=0), objective=objective,
-                           pick=pick[best, np.arange(k)] if sampled else None)
+                           pick=pick[best, np.arange(k)] if sampled else None,
+                           key=key[best, np.arange(k)] if sampled else None)
     return Assignment(w=centers, labels=labels, objective=objective, changed=int(changed.sum()),
                       prev_labels=prev_labels,
                       prev_value=total(chunk_prev) if prev_labels is not None else float("nan"),

@@ -48,6 +48,9 @@ class ClusterSums:
     pick : ndarray of int64 (k,) or None
         A row index drawn in each cluster with probability proportional to its
         cost (-1 if the cluster has no cost), when the pass drew them.
+    key : ndarray (k,) or None
+        The draw's key (the largest log(u_i) / cost_i of the cluster): the pick
+        of a union of row sets is the pick with the largest key.
     """
 
     w: np.ndarray
@@ -56,6 +59,7 @@ class ClusterSums:
     cost: np.ndarray
     objective: float
     pick: Optional[np.ndarray] = None
+    key: Optional[np.ndarray] = None
 
 
 @dataclass
