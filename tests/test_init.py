@@ -116,3 +116,54 @@ def test_points_are_drawn_in_proportion_to_their_cost():
     for seed in range(4000):
         hits[assign(X, np.ones(3), C, 1, with_sums=True, sample_seed=seed).sums.pick[0]] += 1
     np.testing.assert_allclose(hits / hits.sum(), [0.0, 0.1, 0.9], atol=0.02)
+
+
+def _fit_family(X, w0, prune, selection, eta, threads=1):
+    from gmmfast.cluster._bounds import KMeansBounds
+    from gmmfast.core import generalized_mm
+    fam = KMeansBounds(X, np.ones(len(X), X.dtype), walk_steps=0, n_threads=threads, sums=True,
+                       relocate_empty=selection == "merge-split", prune=prune, seed=3)
+    searched = []
+    res = generalized_mm(fam, w0, eta=eta, selection=selection, tol=0, max_iter=25,
+                         random_state=np.random.default_rng(0),
+                         callback=lambda t, h: searched.append(fam.last.searched))
+    return res, fam.labels(res.w), searched
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("selection,eta", [("mm", 1.0), ("merge-split", 0.1)])
+def test_pruned_passes_give_the_same_run(dtype, selection, eta):
+    """Hamerly's bounds skip rows whose label provably stays; every iterate, label and
+    recorded number must equal those of the unpruned passes, and rows must be skipped."""
+    rng = np.random.default_rng(5)
+    M = rng.normal(scale=6, size=(40, 6))
+    X = (M[rng.integers(40, size=20_000)] + rng.normal(size=(20_000, 6))).astype(dtype)
+    w0 = X[rng.choice(20_000, 25, replace=False)].copy()
+    plain, plain_labels, _ = _fit_family(X, w0, False, selection, eta)
+    pruned, pruned_labels, searched = _fit_family(X, w0, True, selection, eta, threads=2)
+    np.testing.assert_array_equal(plain.w, pruned.w)
+    np.testing.assert_array_equal(plain_labels, pruned_labels)
+    for f in ("bound_at_previous", "threshold", "bound", "objective", "gap", "accepted"):
+        np.testing.assert_array_equal(getattr(plain.history, f), getattr(pruned.history, f))
+    assert min(searched) < 0.2 * len(X)                  # late passes search few rows
+
+
+def test_screened_float64_search_breaks_ties_like_the_float64_search():
+    """float64 rows are searched in float32 first; rows whose best two centers are within the
+    rounding are searched again in float64, so exact and near ties resolve as before."""
+    rng = np.random.default_rng(6)
+    C = rng.normal(size=(50, 8))
+    # rows exactly between two centers, and rows within 1e-12 of such a midpoint
+    a, b = rng.integers(50, size=(2, 4000))
+    mid = (C[a] + C[b]) / 2
+    X = np.vstack([mid, mid + 1e-12 * rng.normal(size=mid.shape), rng.normal(size=(4000, 8))])
+    from gmmfast._kernels import _kmeans as K
+    labels = assign(X, np.ones(len(X)), C, 2).labels
+    try:
+        K.float32_screening(False)
+        exact = assign(X, np.ones(len(X)), C, 2).labels
+    finally:
+        K.float32_screening(True)
+    np.testing.assert_array_equal(labels, exact)
+    d2 = ((X[:, None] - C[None]) ** 2).sum(-1)
+    assert (d2[np.arange(len(X)), labels] <= d2.min(1) + 1e-9 * (1 + d2.min(1))).all()

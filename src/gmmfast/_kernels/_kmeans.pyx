@@ -16,13 +16,10 @@
 # labeling has one cost whichever kernel computes it.
 from cython.parallel cimport prange, parallel
 from libc.stdlib cimport malloc, free
-from libc.string cimport memcpy
 from libc.stdint cimport uint64_t, uint32_t, int64_t
 from libc.math cimport sqrt, log, INFINITY
 
 import numpy as np
-
-from scipy.linalg.cython_blas cimport sgemm, dgemm
 
 from ._common cimport (
     floating, sqdist, sqdist_resid, gmm_rng_next, gmm_rng_stream, gmm_rng_bounded,
@@ -37,27 +34,16 @@ cdef Py_ssize_t _GRAIN = 1 << 20
 
 
 
-cdef inline void _gemm_minus2_xct(const floating* X, const floating* C, int n, int k, int d,
-                                  floating* out) noexcept nogil:
-    """out (n x k, row-major) += -2 X C^T, with X (n x d) and C (k x d) row-major."""
-    cdef floating alpha = -2.0
-    cdef floating beta = 1.0
-    cdef char ta = b'T'
-    cdef char tb = b'N'
-    if floating is float:
-        sgemm(&ta, &tb, &k, &n, &d, &alpha, <float*>C, &d, <float*>X, &d, &beta, out, &k)
-    else:
-        dgemm(&ta, &tb, &k, &n, &d, &alpha, <double*>C, &d, <double*>X, &d, &beta, out, &k)
-
-
 cdef extern from "gmm_simd.h":
     int gmm_argmin_level() noexcept nogil
     Py_ssize_t gmm_argmin_block_d(int level) noexcept nogil
     Py_ssize_t gmm_argmin_block_f(int level) noexcept nogil
-    void gmm_argmin_d(int level, const double* X, Py_ssize_t n, Py_ssize_t d, const double* CT,
-                      const double* csq, Py_ssize_t kp, int* labels) noexcept nogil
-    void gmm_argmin_f(int level, const float* X, Py_ssize_t n, Py_ssize_t d, const float* CT,
-                      const float* csq, Py_ssize_t kp, int* labels) noexcept nogil
+    void gmm_argmin2_d(int level, const double* X, const int64_t* rows, Py_ssize_t n,
+                       Py_ssize_t d, const double* CT, const double* csq, Py_ssize_t kp,
+                       int* labels, double* best, double* second) noexcept nogil
+    void gmm_argmin2_f(int level, const float* X, const int64_t* rows, Py_ssize_t n,
+                       Py_ssize_t d, const float* CT, const float* csq, Py_ssize_t kp,
+                       int* labels, float* best, float* second) noexcept nogil
     Py_ssize_t gmm_pp_width(int level) noexcept nogil
     int gmm_pp_d(int level, const double* X, Py_ssize_t n, Py_ssize_t d, const double* CT,
                  Py_ssize_t tp, const double* sw, double* closest, int update, double* pot,
@@ -84,6 +70,18 @@ def simd_level(level=None):
     return _LEVEL
 
 
+cdef bint _SCREEN = True
+
+
+def float32_screening(enabled=None):
+    """Whether float64 searches are screened in float32 first (the labels are the same);
+    with `enabled`, switch it (for tests and benchmarks). Returns the setting in use."""
+    global _SCREEN
+    if enabled is not None:
+        _SCREEN = bool(enabled)
+    return bool(_SCREEN)
+
+
 def simd_block(dtype):
     """Centers per block of the nearest-center search: k is padded to a multiple of it."""
     if np.dtype(dtype) == np.float32:
@@ -91,52 +89,70 @@ def simd_block(dtype):
     return gmm_argmin_block_d(_LEVEL)
 
 
-cdef void _argmin_chunk(const floating* X, Py_ssize_t n_c, Py_ssize_t d, Py_ssize_t k,
-                        const floating* C, const floating* CT, const floating* csq,
-                        Py_ssize_t kp, int level, bint use_gemm, floating* buf,
-                        int* labels) noexcept nogil:
-    """Nearest-center labels of the n_c rows of X, by ||c||^2 - 2 x.c (first minimum).
+cdef void _search(const floating* X, Py_ssize_t d, const int64_t* rows, Py_ssize_t m,
+                  const floating* CT, const floating* csq, Py_ssize_t kp,
+                  const float* CT32, const float* csq32, Py_ssize_t kp32, bint screen,
+                  const double* xsq, double tol, double tol32, double maxcsq, int level,
+                  float* xf, const int64_t* ident, int* lab, float* b32, float* s32,
+                  floating* bt, floating* st, int64_t* redo_rows, int64_t* redo_at,
+                  int* out_label, double* out_lower) noexcept nogil:
+    """Nearest center of rows[0..m) of X (first minimum of ||c||^2 - 2 x.c in X's precision,
+    the gmm_simd.h search) and a lower bound on the distance to every other center.
 
-    With use_gemm the products come from BLAS on the whole chunk;
-    otherwise from the register-blocked SIMD search of gmm_simd.h over the
-    transposed, padded centers CT = -2 C^T (d x kp), which is faster.
+    With `screen` (float64 X), the search runs first in float32 on converted rows
+    (twice the SIMD width): a row whose float32 best and second-best values are further
+    apart than their rounding (tol32 (||x||^2 + max ||c||^2)) has its label; the other
+    rows are searched again in float64. The labels are those of the float64 search.
+    `xsq[q]` holds ||x_rows[q]||^2.
     """
-    cdef Py_ssize_t i, j
-    cdef floating best
-    cdef floating* row
-    cdef int bj
-    if not use_gemm:
-        if floating is double:
-            gmm_argmin_d(level, X, n_c, d, CT, csq, kp, labels)
-        else:
-            gmm_argmin_f(level, X, n_c, d, CT, csq, kp, labels)
+    cdef Py_ssize_t q, f, r = 0
+    cdef double tau, lb
+    cdef const floating* x
+    if screen:
+        for q in range(m):
+            x = X + rows[q] * d
+            for f in range(d):
+                xf[q * d + f] = <float>x[f]
+        gmm_argmin2_f(level, xf, ident, m, d, CT32, csq32, kp32, lab, b32, s32)
+        for q in range(m):
+            tau = tol32 * (xsq[q] + maxcsq)
+            if <double>s32[q] - <double>b32[q] > tau:
+                out_label[q] = lab[q]
+                lb = <double>s32[q] + xsq[q] - tau
+                out_lower[q] = sqrt(lb) if lb > 0 else 0.0
+            else:
+                redo_rows[r] = rows[q]
+                redo_at[r] = q
+                r = r + 1
+    else:
+        for q in range(m):
+            redo_rows[q] = rows[q]
+            redo_at[q] = q
+        r = m
+    if r == 0:
         return
-    for i in range(n_c):
-        for j in range(k):
-            buf[i * k + j] = csq[j]
-    _gemm_minus2_xct(X, C, <int>n_c, <int>k, <int>d, buf)
-    for i in range(n_c):
-        row = buf + i * k
-        best = row[0]
-        bj = 0
-        for j in range(1, k):
-            if row[j] < best:
-                best = row[j]
-                bj = <int>j
-        labels[i] = bj
+    if floating is double:
+        gmm_argmin2_d(level, X, redo_rows, r, d, CT, csq, kp, lab, bt, st)
+    else:
+        gmm_argmin2_f(level, X, redo_rows, r, d, CT, csq, kp, lab, bt, st)
+    for q in range(r):
+        out_label[redo_at[q]] = lab[q]
+        tau = tol * (xsq[redo_at[q]] + maxcsq)
+        lb = <double>st[q] + xsq[redo_at[q]] - tau
+        out_lower[redo_at[q]] = sqrt(lb) if lb > 0 else 0.0
 
 
-def _center_layout(centers):
+def _center_layout(centers, dtype):
     """CT = -2 C^T padded with zero columns to a multiple of the SIMD block, and
-    csq = ||c||^2 padded with +inf (padded centers are never chosen)."""
+    csq = ||c||^2 padded with +inf (padded centers are never chosen), in `dtype`."""
     C = np.asarray(centers)
     k, d = C.shape
-    width = simd_block(C.dtype)
+    width = simd_block(dtype)
     kp = (k + width - 1) // width * width
-    CT = np.zeros((d, kp), dtype=C.dtype)
-    np.multiply(C.T, -2, out=CT[:, :k])          # exact scaling
-    csq = np.full(kp, np.inf, dtype=C.dtype)
-    csq[:k] = np.einsum("ij,ij->i", C, C)
+    CT = np.zeros((d, kp), dtype=dtype)
+    CT[:, :k] = C.T * -2.0                       # exact scaling, then rounded to dtype
+    csq = np.full(kp, np.inf, dtype=dtype)
+    csq[:k] = np.einsum("ij,ij->i", C.astype(np.float64), C.astype(np.float64))
     return CT, csq
 
 
@@ -146,7 +162,9 @@ def kmeans_pass(const floating[:, ::1] X, const floating[::1] sample_weight,
                 int64_t[::1] chunk_changed, double[:, :, ::1] slot_resid,
                 double[:, ::1] slot_weight, double[:, ::1] slot_sse, double[:, ::1] slot_key,
                 int64_t[:, ::1] slot_pick, uint64_t seed, int64_t offset, double[::1] point_costs,
-                int n_threads):
+                double[::1] upper, double[::1] lower, const double[::1] xsq,
+                const double[::1] drift, const int[::1] jumped, double base_drift, bint prune,
+                int64_t[::1] chunk_searched, int n_threads):
     """One pass over X at `centers`: nearest-center labels and what the k-means bounds need.
 
     Writes, for the chunks of CHUNK rows:
@@ -165,6 +183,18 @@ def kmeans_pass(const floating[:, ::1] X, const floating[::1] sample_weight,
       The draw depends on the global row index only, so any partition of the rows into
       slots or chunks draws the same point;
     - if `point_costs` is not empty, each row's cost s_i ||x_i - c_{label_i}||^2.
+
+    The search for float64 X is screened in float32 (see _search); labels are those of the
+    float64 search.
+
+    Pruning (exact, Hamerly's bounds): if `upper` is not empty, `upper[i]` receives the
+    distance of row i to its center and `lower[i]` a lower bound on its distance to every
+    other center; `xsq` holds ||x_i||^2. With `prune`, they hold those bounds for the
+    previous labels at the previous centers; center j moved by `drift[j]`, and every
+    center but those in `jumped` by at most `base_drift`. A row keeps its label without
+    a search when upper + drift of its center, plus a margin for the rounding of the
+    search, stays below its lowered bound and its distances to the jumped centers: the
+    labels are those the full search gives. `chunk_searched[c]` counts searched rows.
     """
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1], k = centers.shape[0]
     cdef Py_ssize_t n_chunks = (n + _CHUNK - 1) // _CHUNK
@@ -172,10 +202,13 @@ def kmeans_pass(const floating[:, ::1] X, const floating[::1] sample_weight,
     cdef bint with_sums = slot_weight.shape[0] > 0
     cdef bint with_sample = slot_key.shape[0] > 0
     cdef bint with_points = point_costs.shape[0] > 0
+    cdef bint track = upper.shape[0] > 0
+    cdef Py_ssize_t n_jumped = jumped.shape[0]
     cdef Py_ssize_t n_slots = slot_weight.shape[0] if with_sums else n_chunks
     if centers.shape[1] != d or sample_weight.shape[0] != n or labels.shape[0] != n:
         raise ValueError("kmeans_pass: X, sample_weight, centers and labels disagree in shape")
-    if chunk_costs.shape[0] != n_chunks or chunk_changed.shape[0] != n_chunks:
+    if chunk_costs.shape[0] != n_chunks or chunk_changed.shape[0] != n_chunks \
+            or chunk_searched.shape[0] != n_chunks:
         raise ValueError(f"kmeans_pass: chunk arrays must have {n_chunks} entries")
     if with_points and point_costs.shape[0] != n:
         raise ValueError("kmeans_pass: point_costs has the wrong length")
@@ -190,27 +223,74 @@ def kmeans_pass(const floating[:, ::1] X, const floating[::1] sample_weight,
         raise ValueError("kmeans_pass: slot_key / slot_pick have the wrong shape")
     if n_slots < 1 or n_slots > max(n_chunks, 1):
         raise ValueError(f"kmeans_pass: between 1 and {n_chunks} slots, got {n_slots}")
+    if track and (upper.shape[0] != n or lower.shape[0] != n or xsq.shape[0] != n):
+        raise ValueError("kmeans_pass: upper, lower and xsq must have one entry per row")
+    if prune and (not track or drift.shape[0] != k):
+        raise ValueError("kmeans_pass: prune needs the bounds and one drift per center")
+    if n_jumped and (np.asarray(jumped).min() < 0 or np.asarray(jumped).max() >= k):
+        raise ValueError("kmeans_pass: jumped centers out of range")
+    if n and (np.asarray(labels).min() < -1 or np.asarray(labels).max() >= k):
+        raise ValueError("kmeans_pass: labels must be -1 or in [0, k)")
+    if with_prev and n and (np.asarray(prev_labels).min() < 0
+                            or np.asarray(prev_labels).max() >= k):
+        raise ValueError("kmeans_pass: prev_labels out of range")
+    if n == 0:
+        return
     cdef int level = _LEVEL
-    # the SIMD search beats BLAS gemm at every d measured (bench/lloyd_iteration.py)
-    # with AVX2 or AVX-512; without them, gemm is faster
-    cdef bint use_gemm = level == 0
-    CT_arr, csq_arr = _center_layout(centers)
+    dtype = np.asarray(X).dtype
+    CT_arr, csq_arr = _center_layout(centers, dtype)
     cdef floating[:, ::1] CT = CT_arr
     cdef floating[::1] csq = csq_arr
     cdef Py_ssize_t kp = CT.shape[1]
-    cdef Py_ssize_t s, c, c0, c1, i, i0, i1, f, j
-    cdef double acc, acc_prev, wi, ci, key
+    cdef bint screen = _SCREEN and dtype == np.float64
+    CT32_arr, csq32_arr = _center_layout(centers, np.float32) if screen else (
+        np.zeros((1, 1), np.float32), np.zeros(1, np.float32))
+    cdef float[:, ::1] CT32 = CT32_arr
+    cdef float[::1] csq32 = csq32_arr
+    cdef Py_ssize_t kp32 = CT32.shape[1]
+    # the search's rounding is below eps d (||x||^2 + ||c||^2); 4x that, with room for the
+    # rounding of x and c to float32, separates a label from every other center
+    cdef double tol = 4.0 * (d + 4) * (2.0 ** -24 if dtype == np.float32 else 2.0 ** -53)
+    cdef double tol32 = 4.0 * (d + 4) * 2.0 ** -24
+    C64 = np.asarray(centers, dtype=np.float64)
+    cdef double maxcsq = float(np.max(np.einsum("ij,ij->i", C64, C64))) if k else 0.0
+    cdef int64_t[::1] ident = np.arange(_CHUNK, dtype=np.int64)
+    cdef Py_ssize_t s, c, c0, c1, i, i0, i1, f, j, q, m, jj
+    cdef double acc, acc_prev, wi, ci, key, ub, lb, dj2, tau, d2, xs
     cdef int64_t changed
+    cdef int old
+    cdef bint keep
     cdef uint64_t state
-    cdef floating* buf
-    cdef int* old
-    cdef double* resid
-    if n == 0:
-        return
+    cdef int* newlab
+    cdef double* newlow
+    cdef int64_t* todo
+    cdef double* xq
+    cdef float* xf
+    cdef int* lab
+    cdef float* b32
+    cdef float* s32
+    cdef floating* bt
+    cdef floating* st
+    cdef int64_t* redo_rows
+    cdef int64_t* redo_at
+    cdef int* sl
+    cdef double* slb
     n_threads = threads_for(n_threads, n_slots, <double>n * (k + 4) * d, _GRAIN)
     with nogil, parallel(num_threads=n_threads):
-        buf = <floating*> malloc(_CHUNK * k * sizeof(floating)) if use_gemm else NULL
-        old = <int*> malloc(_CHUNK * sizeof(int))
+        newlab = <int*> malloc(_CHUNK * sizeof(int))
+        newlow = <double*> malloc(_CHUNK * sizeof(double))
+        todo = <int64_t*> malloc(_CHUNK * sizeof(int64_t))
+        xq = <double*> malloc(_CHUNK * sizeof(double))
+        xf = <float*> malloc(_CHUNK * d * sizeof(float)) if screen else NULL
+        lab = <int*> malloc(_CHUNK * sizeof(int))
+        b32 = <float*> malloc(_CHUNK * sizeof(float))
+        s32 = <float*> malloc(_CHUNK * sizeof(float))
+        bt = <floating*> malloc(_CHUNK * sizeof(floating))
+        st = <floating*> malloc(_CHUNK * sizeof(floating))
+        redo_rows = <int64_t*> malloc(_CHUNK * sizeof(int64_t))
+        redo_at = <int64_t*> malloc(_CHUNK * sizeof(int64_t))
+        sl = <int*> malloc(_CHUNK * sizeof(int))
+        slb = <double*> malloc(_CHUNK * sizeof(double))
         for s in prange(n_slots, schedule="dynamic"):
             c0 = s * n_chunks // n_slots
             c1 = (s + 1) * n_chunks // n_slots
@@ -226,20 +306,60 @@ def kmeans_pass(const floating[:, ::1] X, const floating[::1] sample_weight,
             for c in range(c0, c1):
                 i0 = c * _CHUNK
                 i1 = min(i0 + _CHUNK, n)
-                memcpy(old, &labels[i0], (i1 - i0) * sizeof(int))
-                _argmin_chunk(&X[i0, 0], i1 - i0, d, k, &centers[0, 0], &CT[0, 0], &csq[0],
-                              kp, level, use_gemm, buf, &labels[i0])
+                # rows whose label provably stays keep it; the others are searched
+                m = 0
+                for i in range(i0, i1):
+                    old = labels[i]
+                    keep = False
+                    if prune and old >= 0:
+                        ub = upper[i] + drift[old]
+                        lb = lower[i] - base_drift
+                        tau = tol * (xsq[i] + maxcsq)
+                        ub = ub * ub * (1.0 + 1e-12) + tau
+                        keep = lb > 0 and ub < lb * lb
+                        jj = 0
+                        while keep and jj < n_jumped:
+                            j = jumped[jj]
+                            if j != old:
+                                dj2 = sqdist(&X[i, 0], &centers[j, 0], d)
+                                if ub < dj2:
+                                    if dj2 < lb * lb:
+                                        lb = sqrt(dj2)
+                                else:
+                                    keep = False
+                            jj = jj + 1
+                        if keep:
+                            newlab[i - i0] = old
+                            newlow[i - i0] = lb
+                    if not keep:
+                        todo[m] = i
+                        if track:
+                            xq[m] = xsq[i]
+                        else:
+                            xs = 0.0
+                            for f in range(d):
+                                xs = xs + <double>X[i, f] * <double>X[i, f]
+                            xq[m] = xs
+                        m = m + 1
+                if m:
+                    _search(&X[0, 0], d, todo, m, &CT[0, 0], &csq[0], kp, &CT32[0, 0],
+                            &csq32[0], kp32, screen, xq, tol, tol32, maxcsq, level, xf,
+                            &ident[0], lab, b32, s32, bt, st, redo_rows, redo_at, sl, slb)
+                    for q in range(m):
+                        newlab[todo[q] - i0] = sl[q]
+                        newlow[todo[q] - i0] = slb[q]
                 acc = 0.0
                 acc_prev = 0.0
                 changed = 0
                 for i in range(i0, i1):
                     wi = sample_weight[i]
-                    j = labels[i]
-                    if old[i - i0] != j:
+                    j = newlab[i - i0]
+                    if labels[i] != j:
                         changed = changed + 1
+                        labels[i] = <int>j
                     if with_sums:
-                        ci = wi * sqdist_resid(&X[i, 0], &centers[j, 0], d, wi,
-                                               &slot_resid[s, j, 0])
+                        d2 = sqdist_resid(&X[i, 0], &centers[j, 0], d, wi, &slot_resid[s, j, 0])
+                        ci = wi * d2
                         slot_weight[s, j] = slot_weight[s, j] + wi
                         slot_sse[s, j] = slot_sse[s, j] + ci
                         if with_sample and ci > 0:
@@ -249,7 +369,11 @@ def kmeans_pass(const floating[:, ::1] X, const floating[::1] sample_weight,
                                 slot_key[s, j] = key
                                 slot_pick[s, j] = offset + i
                     else:
-                        ci = wi * sqdist(&X[i, 0], &centers[j, 0], d)
+                        d2 = sqdist(&X[i, 0], &centers[j, 0], d)
+                        ci = wi * d2
+                    if track:
+                        upper[i] = sqrt(d2)
+                        lower[i] = newlow[i - i0]
                     if with_points:
                         point_costs[i] = ci
                     acc = acc + ci
@@ -257,10 +381,40 @@ def kmeans_pass(const floating[:, ::1] X, const floating[::1] sample_weight,
                         acc_prev = acc_prev + wi * sqdist(&X[i, 0], &centers[prev_labels[i], 0], d)
                 chunk_costs[c] = acc
                 chunk_changed[c] = changed
+                chunk_searched[c] = m
                 if with_prev:
                     chunk_prev_costs[c] = acc_prev
-        free(buf)
-        free(old)
+        free(newlab)
+        free(newlow)
+        free(todo)
+        free(xq)
+        free(xf)
+        free(lab)
+        free(b32)
+        free(s32)
+        free(bt)
+        free(st)
+        free(redo_rows)
+        free(redo_at)
+        free(sl)
+        free(slb)
+
+
+def predict_kept(const int[::1] labels, const double[::1] upper, const double[::1] lower,
+                 const double[::1] drift, double base_drift):
+    """How many rows the next pruned pass would keep without a search (before the rounding
+    margin and the jumped centers): upper + drift of its center < lower - base_drift."""
+    cdef Py_ssize_t n = labels.shape[0], i
+    cdef int64_t kept = 0
+    if upper.shape[0] != n or lower.shape[0] != n:
+        raise ValueError("predict_kept: labels, upper and lower disagree in length")
+    if n and (np.asarray(labels).min() < 0 or np.asarray(labels).max() >= drift.shape[0]):
+        raise ValueError("predict_kept: labels out of range of drift")
+    with nogil:
+        for i in range(n):
+            if upper[i] + drift[labels[i]] < lower[i] - base_drift:
+                kept += 1
+    return kept
 
 
 def label_costs(const floating[:, ::1] X, const floating[::1] sample_weight,

@@ -1,6 +1,7 @@
 /* SIMD kernels of the k-means family, chosen at run time (AVX-512, AVX2, portable).
  *
- * 1. gmm_argmin_{d,f}: nearest-center search for a block of points, vectorised over centers.
+ * 1. gmm_argmin2_{d,f}: nearest (and second-nearest) center of a list of rows,
+ *    vectorised over centers.
  * 2. gmm_pp_{d,f}: one k-means++ step, vectorised over candidates.
  *
  * Nearest-center search:
@@ -14,9 +15,9 @@
  *
  * The loop is a small register-blocked gemm: a block of P points against V
  * vectors of W centers, so each loaded vector of centers feeds P fused
- * multiply-adds and each broadcast coordinate feeds V. The running minimum
- * and its index are kept per lane and reduced to the first index of the
- * minimum, exactly what a scalar loop over j returns.
+ * multiply-adds and each broadcast coordinate feeds V. The running minimum,
+ * its index and the second minimum are kept per lane and reduced to the first
+ * index of the minimum, exactly what a scalar loop over j returns.
  *
  * Three variants are compiled (AVX-512, AVX2, baseline; GCC/Clang on x86-64)
  * and the best one the processor supports is chosen at run time; other
@@ -36,41 +37,48 @@
 #define GMM_TARGET(t)
 #endif
 
-#define GMM_DEFINE_ARGMIN(NAME, T, IT, W, P, V, TARGET)                                     \
+/* 2 = AVX-512, 1 = AVX2, 0 = portable. */
+static int gmm_argmin_level(void) {
+#if GMM_X86
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq")
+            && __builtin_cpu_supports("avx512vl")) return 2;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return 1;
+#endif
+    return 0;
+}
+
+/* Centers covered by one block of the chosen variant: pad k to a multiple of this. */
+static intptr_t gmm_argmin_block_d(int level) { return level == 2 ? 16 : level == 1 ? 8 : 4; }
+static intptr_t gmm_argmin_block_f(int level) { return level == 2 ? 32 : level == 1 ? 16 : 8; }
+
+/* ---- nearest and second-nearest center of a list of rows -------------------------------
+ *
+ * For rows[0..n-1] of X: labels[q] (first minimum of csq_j - 2 x.c_j), best[q] that
+ * minimum and second[q] the
+ * smallest value over the other centers (j != labels[q]), which bounds the distance to
+ * every other center from below once ||x||^2 is added and the rounding allowed for. Lanes
+ * keep their best and second-best values; the lanes are then merged.
+ */
+#define GMM_DEFINE_ARGMIN2(NAME, T, IT, W, P, V, TARGET)                                    \
 typedef T NAME##_vec __attribute__((vector_size(W * sizeof(T))));                          \
 typedef T NAME##_uvec __attribute__((vector_size(W * sizeof(T)), aligned(sizeof(T))));     \
 typedef IT NAME##_ivec __attribute__((vector_size(W * sizeof(T))));                        \
                                                                                            \
-TARGET static inline void NAME##_keep(NAME##_vec acc, NAME##_ivec jv, NAME##_vec *best,     \
-                                      NAME##_ivec *idx) {                                  \
-    NAME##_ivec m = acc < *best;                                                           \
-    *best = (NAME##_vec)((m & (NAME##_ivec)acc) | (~m & (NAME##_ivec)*best));              \
-    *idx = (m & jv) | (~m & *idx);                                                         \
-}                                                                                          \
-                                                                                           \
-TARGET static inline int NAME##_reduce(NAME##_vec best, NAME##_ivec idx) {                  \
-    T b = best[0];                                                                         \
-    IT bi = idx[0];                                                                        \
-    for (int l = 1; l < W; l++) {                                                          \
-        if (best[l] < b || (best[l] == b && idx[l] < bi)) { b = best[l]; bi = idx[l]; }    \
-    }                                                                                      \
-    return (int)bi;                                                                        \
-}                                                                                          \
-                                                                                           \
-/* points i0..i0+np-1 (np <= P) against all centers */                                     \
-TARGET static inline void NAME##_block(const T *X, intptr_t i0, int np, intptr_t d,        \
+TARGET static inline void NAME##_block(const T *X, const int64_t *rows, int np, intptr_t d, \
                                        const T *CT, const T *csq, intptr_t kp,             \
-                                       int *labels) {                                      \
+                                       int *labels, T *bestv, T *second) {                 \
     NAME##_ivec lane;                                                                      \
     for (int l = 0; l < W; l++) lane[l] = l;                                               \
-    NAME##_vec best[P];                                                                    \
+    NAME##_vec best[P], sec[P];                                                            \
     NAME##_ivec idx[P];                                                                    \
     for (int p = 0; p < P; p++) {                                                          \
         best[p] = (NAME##_vec){0} + (T)INFINITY;                                           \
+        sec[p] = best[p];                                                                  \
         idx[p] = (NAME##_ivec){0};                                                         \
     }                                                                                      \
     const T *xp[P];                                                                        \
-    for (int p = 0; p < P; p++) xp[p] = X + (i0 + (p < np ? p : 0)) * d;                   \
+    for (int p = 0; p < P; p++) xp[p] = X + rows[p < np ? p : 0] * d;                      \
     for (intptr_t jb = 0; jb < kp; jb += W * V) {                                          \
         NAME##_vec acc[P][V];                                                              \
         for (int v = 0; v < V; v++) {                                                      \
@@ -87,64 +95,74 @@ TARGET static inline void NAME##_block(const T *X, intptr_t i0, int np, intptr_t
         }                                                                                  \
         for (int v = 0; v < V; v++) {                                                      \
             NAME##_ivec jv = lane + (IT)(jb + v * W);                                      \
-            for (int p = 0; p < P; p++) NAME##_keep(acc[p][v], jv, &best[p], &idx[p]);     \
+            for (int p = 0; p < P; p++) {                                                  \
+                NAME##_vec a = acc[p][v];                                                  \
+                NAME##_ivec m1 = a < best[p], m2 = a < sec[p];                             \
+                NAME##_ivec s2 = (m2 & (NAME##_ivec)a) | (~m2 & (NAME##_ivec)sec[p]);      \
+                sec[p] = (NAME##_vec)((m1 & (NAME##_ivec)best[p]) | (~m1 & s2));           \
+                best[p] = (NAME##_vec)((m1 & (NAME##_ivec)a) | (~m1 & (NAME##_ivec)best[p])); \
+                idx[p] = (m1 & jv) | (~m1 & idx[p]);                                       \
+            }                                                                              \
         }                                                                                  \
     }                                                                                      \
-    for (int p = 0; p < np; p++) labels[i0 + p] = NAME##_reduce(best[p], idx[p]);          \
+    for (int p = 0; p < np; p++) {                                                         \
+        T b = best[p][0], s = sec[p][0];                                                   \
+        IT bi = idx[p][0];                                                                 \
+        for (int l = 1; l < W; l++) {                                                      \
+            T bl = best[p][l];                                                             \
+            if (bl < b || (bl == b && idx[p][l] < bi)) {                                   \
+                if (b < s) s = b;                                                          \
+                b = bl; bi = idx[p][l];                                                    \
+            } else if (bl < s) s = bl;                                                     \
+            if (sec[p][l] < s) s = sec[p][l];                                              \
+        }                                                                                  \
+        labels[p] = (int)bi;                                                               \
+        bestv[p] = b;                                                                      \
+        second[p] = s;                                                                     \
+    }                                                                                      \
 }                                                                                          \
                                                                                            \
-TARGET static void NAME(const T *X, intptr_t n, intptr_t d, const T *CT, const T *csq,     \
-                        intptr_t kp, int *labels) {                                        \
-    intptr_t i = 0;                                                                        \
-    for (; i + P <= n; i += P) NAME##_block(X, i, P, d, CT, csq, kp, labels);              \
-    if (i < n) NAME##_block(X, i, (int)(n - i), d, CT, csq, kp, labels);                   \
+TARGET static void NAME(const T *X, const int64_t *rows, intptr_t n, intptr_t d,           \
+                        const T *CT, const T *csq, intptr_t kp, int *labels, T *bestv,     \
+                        T *second) {                                                       \
+    intptr_t q = 0;                                                                        \
+    for (; q + P <= n; q += P)                                                             \
+        NAME##_block(X, rows + q, P, d, CT, csq, kp, labels + q, bestv + q, second + q);   \
+    if (q < n)                                                                             \
+        NAME##_block(X, rows + q, (int)(n - q), d, CT, csq, kp, labels + q, bestv + q,     \
+                     second + q);                                                          \
 }
 
-/* Portable: 4 doubles / 8 floats per vector (SSE2 pairs, or whatever the target has). */
-GMM_DEFINE_ARGMIN(gmm_argmin_d_base, double, int64_t, 4, 4, 1, )
-GMM_DEFINE_ARGMIN(gmm_argmin_f_base, float, int32_t, 8, 4, 1, )
+GMM_DEFINE_ARGMIN2(gmm_argmin2_d_base, double, int64_t, 4, 2, 1, )
+GMM_DEFINE_ARGMIN2(gmm_argmin2_f_base, float, int32_t, 8, 2, 1, )
 #if GMM_X86
-/* AVX2: 16 ymm registers; 4 points x 2 vectors = 8 accumulators. */
-GMM_DEFINE_ARGMIN(gmm_argmin_d_avx2, double, int64_t, 4, 4, 2, GMM_TARGET("avx2,fma"))
-GMM_DEFINE_ARGMIN(gmm_argmin_f_avx2, float, int32_t, 8, 4, 2, GMM_TARGET("avx2,fma"))
-/* AVX-512: 32 zmm registers; 8 points x 2 vectors = 16 accumulators. */
-GMM_DEFINE_ARGMIN(gmm_argmin_d_avx512, double, int64_t, 8, 8, 2,
-                  GMM_TARGET("avx512f,avx512dq,avx512vl,avx2,fma"))
-GMM_DEFINE_ARGMIN(gmm_argmin_f_avx512, float, int32_t, 16, 8, 2,
-                  GMM_TARGET("avx512f,avx512dq,avx512vl,avx2,fma"))
+/* AVX2: 2 points x 2 vectors keep 4 accumulators and 6 best/second/index vectors in registers. */
+GMM_DEFINE_ARGMIN2(gmm_argmin2_d_avx2, double, int64_t, 4, 2, 2, GMM_TARGET("avx2,fma"))
+GMM_DEFINE_ARGMIN2(gmm_argmin2_f_avx2, float, int32_t, 8, 2, 2, GMM_TARGET("avx2,fma"))
+GMM_DEFINE_ARGMIN2(gmm_argmin2_d_avx512, double, int64_t, 8, 4, 2,
+                   GMM_TARGET("avx512f,avx512dq,avx512vl,avx2,fma"))
+GMM_DEFINE_ARGMIN2(gmm_argmin2_f_avx512, float, int32_t, 16, 4, 2,
+                   GMM_TARGET("avx512f,avx512dq,avx512vl,avx2,fma"))
 #endif
 
-/* 2 = AVX-512, 1 = AVX2, 0 = portable. */
-static int gmm_argmin_level(void) {
+static void gmm_argmin2_d(int level, const double *X, const int64_t *rows, intptr_t n,
+                          intptr_t d, const double *CT, const double *csq, intptr_t kp,
+                          int *labels, double *best, double *second) {
 #if GMM_X86
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq")
-            && __builtin_cpu_supports("avx512vl")) return 2;
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return 1;
+    if (level == 2) { gmm_argmin2_d_avx512(X, rows, n, d, CT, csq, kp, labels, best, second); return; }
+    if (level == 1) { gmm_argmin2_d_avx2(X, rows, n, d, CT, csq, kp, labels, best, second); return; }
 #endif
-    return 0;
+    gmm_argmin2_d_base(X, rows, n, d, CT, csq, kp, labels, best, second);
 }
 
-/* Centers covered by one block of the chosen variant: pad k to a multiple of this. */
-static intptr_t gmm_argmin_block_d(int level) { return level == 2 ? 16 : level == 1 ? 8 : 4; }
-static intptr_t gmm_argmin_block_f(int level) { return level == 2 ? 32 : level == 1 ? 16 : 8; }
-
-static void gmm_argmin_d(int level, const double *X, intptr_t n, intptr_t d, const double *CT,
-                         const double *csq, intptr_t kp, int *labels) {
+static void gmm_argmin2_f(int level, const float *X, const int64_t *rows, intptr_t n,
+                          intptr_t d, const float *CT, const float *csq, intptr_t kp,
+                          int *labels, float *best, float *second) {
 #if GMM_X86
-    if (level == 2) { gmm_argmin_d_avx512(X, n, d, CT, csq, kp, labels); return; }
-    if (level == 1) { gmm_argmin_d_avx2(X, n, d, CT, csq, kp, labels); return; }
+    if (level == 2) { gmm_argmin2_f_avx512(X, rows, n, d, CT, csq, kp, labels, best, second); return; }
+    if (level == 1) { gmm_argmin2_f_avx2(X, rows, n, d, CT, csq, kp, labels, best, second); return; }
 #endif
-    gmm_argmin_d_base(X, n, d, CT, csq, kp, labels);
-}
-
-static void gmm_argmin_f(int level, const float *X, intptr_t n, intptr_t d, const float *CT,
-                         const float *csq, intptr_t kp, int *labels) {
-#if GMM_X86
-    if (level == 2) { gmm_argmin_f_avx512(X, n, d, CT, csq, kp, labels); return; }
-    if (level == 1) { gmm_argmin_f_avx2(X, n, d, CT, csq, kp, labels); return; }
-#endif
-    gmm_argmin_f_base(X, n, d, CT, csq, kp, labels);
+    gmm_argmin2_f_base(X, rows, n, d, CT, csq, kp, labels, best, second);
 }
 
 /* ---- one k-means++ step --------------------------------------------------------------------

@@ -73,15 +73,59 @@ class Assignment:
     labels: np.ndarray            # nearest-center labels: the touching bound
     objective: float              # F(w)
     changed: int                  # points whose label differs from the previous pass's
+    searched: int = 0             # points whose nearest center was searched (not pruned)
     prev_labels: Optional[np.ndarray] = None
     prev_value: float = float("nan")   # b_{prev_labels}(w)
     sums: Optional[ClusterSums] = None  # per-cluster sums of the nearest-center assignment
 
 
+#: At most this many centers that moved far are checked row by row instead of lowering
+#: every row's bound by their drift (merge-split relocates a few centers per iteration).
+MAX_JUMPED = 8
+#: A pass prunes when at least this fraction of rows is predicted to keep its label.
+PRUNE_FRACTION = 0.05
+
+
+class Bounds:
+    """Per-row state of the pruned pass (Hamerly's bounds), for one X.
+
+    For the labels and centers of the last pass (``centers``): ``upper[i]`` is the
+    distance of row i to its center and ``lower[i]`` a lower bound on its distance
+    to every other center; ``xsq`` is ||x_i||^2 (for the rounding margin). 24
+    bytes per row. A pass prunes when :meth:`plan` predicts enough rows keep
+    their label; either way it refreshes the bounds.
+    """
+
+    def __init__(self, X: np.ndarray):
+        n = X.shape[0]
+        self.xsq = np.einsum("ij,ij->i", X, X, dtype=np.float64)
+        self.upper = np.empty(n)
+        self.lower = np.empty(n)
+        self.centers: Optional[np.ndarray] = None
+
+    def plan(self, centers: np.ndarray, labels: Optional[np.ndarray]
+             ) -> Tuple[bool, np.ndarray, np.ndarray, float]:
+        """(prune?, drift per center, jumped centers, largest drift of the others) for a pass
+        at ``centers`` from ``labels`` (those of the last pass)."""
+        none = (False, np.zeros(centers.shape[0]), np.empty(0, dtype=np.int32), 0.0)
+        if self.centers is None or self.centers.shape != centers.shape or labels is None:
+            return none
+        drift = np.sqrt(((centers.astype(np.float64) - self.centers) ** 2).sum(axis=1))
+        drift *= 1.0 + 1e-12
+        order = np.argsort(-drift, kind="stable")
+        m = int(min(MAX_JUMPED, np.count_nonzero(drift > 8.0 * float(np.median(drift))),
+                    drift.shape[0] - 1))
+        jumped = np.sort(order[:m]).astype(np.int32)
+        base = float(drift[order[m]]) if m < drift.shape[0] else 0.0
+        kept = K.predict_kept(labels, self.upper, self.lower, drift, base)
+        return kept >= PRUNE_FRACTION * labels.shape[0], drift, jumped, base
+
+
 def assign(X: np.ndarray, sw: np.ndarray, centers: np.ndarray, n_threads: int, *,
            prev_labels: Optional[np.ndarray] = None, with_sums: bool = False,
            sample_seed: Optional[int] = None, old_labels: Optional[np.ndarray] = None,
-           point_costs: Optional[np.ndarray] = None, offset: int = 0) -> Assignment:
+           point_costs: Optional[np.ndarray] = None, offset: int = 0,
+           bounds: Optional[Bounds] = None) -> Assignment:
     """Nearest-center labels and F(w) in one pass over X.
 
     Optionally also b_{prev_labels}(w), the per-cluster sums of the new clusters
@@ -89,7 +133,9 @@ def assign(X: np.ndarray, sw: np.ndarray, centers: np.ndarray, n_threads: int, *
     proportionally to its cost, and each row's cost into ``point_costs``.
     ``changed`` counts the labels that differ from ``old_labels`` (all of them
     if None). ``offset`` is the global index of X's first row (a chunk of a
-    larger array): drawn points are global row indices.
+    larger array): drawn points are global row indices. With ``bounds`` (whose
+    last pass produced ``old_labels``), rows whose label provably stays are not
+    searched; the labels are the same.
     """
     n, d = X.shape
     k = centers.shape[0]
@@ -99,6 +145,7 @@ def assign(X: np.ndarray, sw: np.ndarray, centers: np.ndarray, n_threads: int, *
     chunk = np.empty(n_chunks)
     chunk_prev = np.empty(n_chunks if prev_labels is not None else 0)
     changed = np.empty(n_chunks, dtype=np.int64)
+    searched = np.empty(n_chunks, dtype=np.int64)
     slots = n_slots(n, k, d) if with_sums else 0
     resid = np.empty((slots, k, d))
     weight = np.empty((slots, k))
@@ -106,11 +153,21 @@ def assign(X: np.ndarray, sw: np.ndarray, centers: np.ndarray, n_threads: int, *
     sampled = slots if sample_seed is not None else 0
     key = np.empty((sampled, k))
     pick = np.empty((sampled, k), dtype=np.int64)
+    none = np.empty(0)
+    prune, drift, jumped, base_drift = False, none, np.empty(0, dtype=np.int32), 0.0
+    if bounds is not None:
+        prune, drift, jumped, base_drift = bounds.plan(centers, old_labels)
     K.kmeans_pass(X, sw, centers, labels,
                   np.empty(0, dtype=np.int32) if prev_labels is None else prev_labels,
                   chunk, chunk_prev, changed, resid, weight, cost, key, pick,
                   0 if sample_seed is None else sample_seed, offset,
-                  np.empty(0) if point_costs is None else point_costs, n_threads)
+                  none if point_costs is None else point_costs,
+                  none if bounds is None else bounds.upper,
+                  none if bounds is None else bounds.lower,
+                  none if bounds is None else bounds.xsq,
+                  drift, jumped, base_drift, prune, searched, n_threads)
+    if bounds is not None:
+        bounds.centers = centers.astype(np.float64)
     objective = total(chunk)
     sums = None
     if with_sums:
@@ -120,7 +177,7 @@ def assign(X: np.ndarray, sw: np.ndarray, centers: np.ndarray, n_threads: int, *
                            pick=pick[best, np.arange(k)] if sampled else None,
                            key=key[best, np.arange(k)] if sampled else None)
     return Assignment(w=centers, labels=labels, objective=objective, changed=int(changed.sum()),
-                      prev_labels=prev_labels,
+                      searched=int(searched.sum()), prev_labels=prev_labels,
                       prev_value=total(chunk_prev) if prev_labels is not None else float("nan"),
                       sums=sums)
 
@@ -272,13 +329,16 @@ class KMeansBounds:
         minimises the bound); otherwise they keep their previous center.
     seed : int
         Seed of the points drawn for relocation (one stream per pass).
+    prune : bool
+        Skip the nearest-center search of rows whose label provably stays
+        (:class:`Bounds`; 16 bytes per row); the results are the same.
     """
 
     def __init__(self, X: np.ndarray, sample_weight: np.ndarray, *, walk_steps: int,
                  n_threads: int, sums: bool = False, n_candidates: int = 8,
                  block_size: int = WALK_BLOCK, sampler: str = "uniform",
                  n_neighbors: int = 8, local_eps: float = 0.05, relocate_empty: bool = False,
-                 seed: int = 0):
+                 seed: int = 0, prune: bool = True):
         self.X = X
         self.sw = sample_weight
         self.walk_steps = walk_steps
@@ -291,6 +351,7 @@ class KMeansBounds:
         self.local_eps = local_eps
         self.relocate_empty = relocate_empty
         self.seed = seed
+        self.bounds = Bounds(X) if prune else None
         self.n_passes = 0
         self._at: Optional[Assignment] = None
         self._picked: Optional[Tuple[np.ndarray, np.ndarray, float]] = None
@@ -306,7 +367,7 @@ class KMeansBounds:
                                   .generate_state(1, np.uint64)[0])
             a = assign(self.X, self.sw, w, self.n_threads, prev_labels=prev_labels,
                        with_sums=self.sums, sample_seed=sample_seed,
-                       old_labels=None if a is None else a.labels)
+                       old_labels=None if a is None else a.labels, bounds=self.bounds)
             self.n_passes += 1
             self._at = a
         return a
