@@ -107,3 +107,23 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> s
            "|" + "|".join("---" for _ in header) + "|"]
     out += ["| " + " | ".join(map(str, r)) + " |" for r in rows]
     return "\n".join(out)
+
+
+def mixture(n: int, d: int, k: int, dtype=np.float64, seed: int = 0,
+            block: int = 1_000_000) -> np.ndarray:
+    """The scale benchmarks' data: a mixture of 4k Gaussians in d dimensions,
+    ``M = normal(scale=10, (4k, d)); X = M[randint(4k, n)] + normal((n, d))``, generated
+    block by block straight into ``dtype`` (no float64 copy of a float32 set)."""
+    rng = np.random.default_rng(seed)
+    M = rng.normal(scale=10.0, size=(4 * k, d))
+    X = np.empty((n, d), dtype=dtype)
+    for lo in range(0, n, block):
+        hi = min(lo + block, n)
+        X[lo:hi] = M[rng.integers(4 * k, size=hi - lo)] + rng.normal(size=(hi - lo, d))
+    return X
+
+
+def simd_name() -> str:
+    """The SIMD level the nearest-center search dispatches to on this machine."""
+    from gmmfast._kernels._kmeans import simd_level
+    return {2: "AVX-512", 1: "AVX2", 0: "portable"}[simd_level()]
