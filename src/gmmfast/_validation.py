@@ -16,11 +16,13 @@ FLOAT_DTYPES = (np.float64, np.float32)
 
 
 def check_array(X: Any, name: str = "X", *, dtype: Optional[np.dtype] = None,
-                ndim: int = 2, estimator: str = "") -> np.ndarray:
-    """Return X as a C-contiguous float32/float64 array of ``ndim`` dimensions, all finite.
+                ndim: int = 2, finite: bool = True) -> np.ndarray:
+    """Return X as a C-contiguous float32/float64 array of ``ndim`` dimensions.
 
     float32 and float64 are kept; integer and boolean input becomes float64;
     anything else (complex, strings, sparse matrices, ragged lists) raises.
+    With ``finite`` (the default) NaN and infinity raise; otherwise the caller
+    checks the values it can accept.
     """
     if hasattr(X, "toarray") or hasattr(X, "tocsr"):
         raise TypeError(f"{name}: sparse input is not supported; pass a dense array "
@@ -35,7 +37,7 @@ def check_array(X: Any, name: str = "X", *, dtype: Optional[np.dtype] = None,
     if arr.dtype.kind == "O":
         try:
             arr = arr.astype(np.float64)
-        except (ValueError, TypeError) as exc:
+        except (ValueError, TypeError, OverflowError) as exc:
             raise TypeError(f"{name} must contain numbers only: {exc}") from None
     if arr.dtype.kind not in "fiub":
         raise ValueError(f"{name} must contain numbers, got dtype {arr.dtype}.")
@@ -54,7 +56,7 @@ def check_array(X: Any, name: str = "X", *, dtype: Optional[np.dtype] = None,
     if arr.ndim == 2 and arr.shape[1] == 0:
         raise ValueError(f"{name} has 0 feature(s) (shape={arr.shape}) while a minimum of 1 is "
                          "required.")
-    if not np.isfinite(arr).all():
+    if finite and not np.isfinite(arr).all():
         raise ValueError(f"{name} contains NaN or infinity; all values must be finite.")
     return np.ascontiguousarray(arr)
 
