@@ -106,6 +106,23 @@ def check_walk_steps(value: Any, auto: int) -> int:
     return check_int(value, "walk_steps", 0)
 
 
+def check_real(value: Any, name: str, low: Optional[float] = None) -> float:
+    """A finite real number (>= low if given), else a ValueError naming ``name``.
+
+    Python and numpy reals and 0-d real arrays are accepted; booleans,
+    strings, complex numbers, NaN and infinities are not.
+    """
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be a real number, got {value!r}.")
+    v = float(value)
+    if not np.isfinite(v) or (low is not None and v < low):
+        what = "finite" if low is None else f"finite and >= {low:g}"
+        raise ValueError(f"{name} must be {what}, got {value!r}.")
+    return v
+
+
 def check_int(value: Any, name: str, low: int, high: Optional[int] = None) -> int:
     """An integer in [low, high] (high optional), else a ValueError naming ``name``."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
