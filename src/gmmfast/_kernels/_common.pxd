@@ -122,7 +122,9 @@ cdef inline int threads_for(int n_threads, Py_ssize_t units, double work,
 #    or inside a parallel section only where `threadid() == 0` (the calling thread is
 #    OpenMP's thread 0); the other threads then watch a shared flag through
 #    `flag_get` / `flag_set` (a shared int, never a prange variable: Cython would make it
-#    private), and the calling thread must keep checking until the others are done.
+#    private), and the calling thread must keep checking until the others are done (take
+#    work items from a shared `fetch_add` counter instead of prange, so the calling thread
+#    knows when it has run out of work; _potts.alpha_expansion_batch does this).
 # 3. On True, stop and return early from the nogil section (leave outputs unfinished), then
 #    call `raise_interrupt()` right away, before any other Python call: it raises the
 #    pending exception (KeyboardInterrupt) from the def function. Python-level code above
@@ -137,6 +139,9 @@ cdef inline int threads_for(int n_threads, Py_ssize_t units, double work,
 #             stopped = check_interrupt()
 #         if stopped:
 #             raise_interrupt()
+from libc.stdint cimport int64_t
+
+
 cdef extern from *:
     """
     #include <time.h>
@@ -147,10 +152,14 @@ cdef extern from *:
     }
     static inline int gmm_flag_get(const int *flag) { return __atomic_load_n(flag, __ATOMIC_RELAXED); }
     static inline void gmm_flag_set(int *flag) { __atomic_store_n(flag, 1, __ATOMIC_RELAXED); }
+    static inline int64_t gmm_fetch_add(int64_t *counter, int64_t v) {
+        return __atomic_fetch_add(counter, v, __ATOMIC_RELAXED);
+    }
     """
     double monotonic_seconds "gmm_monotonic_seconds"() noexcept nogil
     int flag_get "gmm_flag_get"(const int *flag) noexcept nogil
     void flag_set "gmm_flag_set"(int *flag) noexcept nogil
+    int64_t fetch_add "gmm_fetch_add"(int64_t *counter, int64_t v) noexcept nogil
 
 
 cdef extern from "Python.h":
