@@ -127,8 +127,9 @@ def test_unknown_selection_names_what_is_accepted():
         generalized_mm(Named(P), 6.5, eta=0.5, selection="radnom")
     res = generalized_mm(Named(P), 6.5, eta=0.5, selection="sum", random_state=0)
     assert res.history.invariant_violations() == []
-    with pytest.raises(ValueError, match="selection"):
-        generalized_mm(Named(P), 6.5, eta=0.5, selection=None)
+    for bad in (None, 1.5, True, [1, 2]):       # not a bias: was "'float' is not callable"
+        with pytest.raises(ValueError, match="selection must be"):
+            generalized_mm(Named(P), 6.5, eta=0.5, selection=bad)
 
 
 def test_family_without_the_needed_methods_is_a_type_error():

@@ -186,21 +186,22 @@ def check_selection(family: Any, selection: Any) -> Any:
     """Validate ``selection`` against what ``family`` accepts; return it unchanged.
 
     Accepted: "random", "mm", a string the family lists in ``named_biases``
-    (every string if it has no such attribute), or any other non-string object,
-    which is a bias handed to ``family.biased_valid`` (a callable, or an object
-    the family understands).
+    (every string if it has no such attribute), or a bias handed to
+    ``family.biased_valid``: a callable, or an object with a ``select_valid``
+    method (a bias that maximises itself).
     """
     if isinstance(selection, str):
         named = getattr(family, "named_biases", None)
         if selection in SELECTIONS or named is None or selection in named:
             return selection
         accepted = ", ".join(repr(s) for s in SELECTIONS + tuple(named))
-        raise ValueError(f"selection must be one of {accepted} or a bias object (e.g. a "
-                         f"callable) for {type(family).__name__}, got {selection!r}.")
-    if selection is None:
-        raise ValueError("selection must be 'random', 'mm', a named bias of the family or a "
-                         "bias object, got None.")
-    return selection
+        raise ValueError(f"selection must be one of {accepted} or a bias (a callable, or an "
+                         f"object with select_valid) for {type(family).__name__}, got "
+                         f"{selection!r}.")
+    if callable(selection) or callable(getattr(selection, "select_valid", None)):
+        return selection
+    raise ValueError("selection must be 'random', 'mm', a named bias of the family or a bias "
+                     f"(a callable, or an object with select_valid), got {selection!r}.")
 
 
 #: What every family must implement, and what each kind of selection needs besides.
@@ -278,10 +279,11 @@ def generalized_mm(family: BoundFamily, w0: Any, *, eta: float, tol: float = 1e-
         when F(w_0) = 0, where the relative test alone could never pass).
     max_iter : int >= 1
         Stop after this many iterations (nothing of this size is allocated).
-    selection : "random", "mm", a named bias or a bias object
+    selection : "random", "mm", a named bias or a bias
         "random": ``family.random_valid``; "mm": the touching bound; a string
-        in ``family.named_biases`` or any non-string object is a bias handed
-        to ``family.biased_valid``. See :func:`check_selection`.
+        in ``family.named_biases``, a callable or an object with
+        ``select_valid`` is a bias handed to ``family.biased_valid``. See
+        :func:`check_selection`.
     random_state : None, int, numpy Generator or RandomState
         Source of randomness for the selection.
     callback : callable(t, history), optional

@@ -23,6 +23,8 @@ from ._validation import check_array, check_int, check_random_state, check_real,
 WALK_BLOCK = 1 << 15
 #: The walk counts proposals in int64.
 MAX_STEPS = 2**63 - 1
+#: Blocks of one walk (far more than any data set in memory makes).
+_MAX_BLOCKS = 2**31 - 1
 
 
 def check_steps(n_steps: Any, name: str = "n_steps") -> int:
@@ -56,6 +58,9 @@ def block_plan(n: int, block_size: int, slack: float, n_steps: int
     n_steps = check_steps(n_steps)
     slack = check_real(slack, "slack", 0.0)
     n_blocks = -(-n // block_size)
+    if n_blocks > _MAX_BLOCKS:
+        raise ValueError(f"n / block_size must make at most {_MAX_BLOCKS} blocks, got n = {n} "
+                         f"and block_size = {block_size}.")
     sizes = np.full(n_blocks, min(block_size, n), dtype=np.int64)
     sizes[-1] = n - min(block_size, n) * (n_blocks - 1)
     block_slack = slack * (sizes / n)
@@ -98,7 +103,10 @@ def table_value(costs: np.ndarray, labels: np.ndarray) -> float:
 def _check_integers(values: Any, name: str, n: int, low: int, high: Any, what: str
                     ) -> np.ndarray:
     """``values`` as int32 of shape (n,), every entry in [low, high) (high: scalar or array)."""
-    arr = np.asarray(values)
+    try:
+        arr = np.asarray(values)
+    except ValueError as exc:        # ragged nested sequences
+        raise ValueError(f"{name} must be {n} integers: {exc}") from None
     if arr.dtype.kind not in "iu" or arr.shape != (n,):
         raise ValueError(f"{name} must be {n} integers, got {arr.dtype} of shape {arr.shape}.")
     if n and (arr.min() < low or (arr >= high).any()):

@@ -1,6 +1,7 @@
 """Reading a user's points from a file."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import List, Optional, Tuple, Union
 
@@ -95,6 +96,8 @@ def read_points(path: Union[str, Path]) -> np.ndarray:
         The file is not such a table, is empty, or holds NaN or infinity; the
         message names the file and, for text, the line.
     """
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path must be a str or os.PathLike, got {path!r}.")
     path = Path(path)
     if path.suffix == ".npy":
         try:
