@@ -157,3 +157,10 @@ def test_a_long_walk_stops_on_ctrl_c(interrupted):
         "costs = np.random.default_rng(0).random((100_000, 4))",
         "sample_latent(costs, costs.argmin(1), 1e9, 2**62, 0)")
     assert seconds < 2.0
+
+
+def test_ragged_and_oversized_inputs_are_named():            # issue 12: found by the fuzz test
+    with pytest.raises(ValueError, match="n_options must be"):
+        sample_latent(np.zeros((4, 3)), np.zeros(4, int), 1.0, 5, n_options=[[1, 2], [3]])
+    with pytest.raises(ValueError, match="at most 2147483647 blocks"):
+        block_plan(2**64, 293, 1.0, 0)                        # tried to allocate 447 PiB
