@@ -68,3 +68,22 @@ def interrupted():
         return float(proc.stdout.split("interrupted after")[1])
 
     return run
+
+
+#: Statistics of the fuzz test (test_fuzz.py), reported at the end of the run.
+FUZZ_STATS = pytest.StashKey[dict]()
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    stats = config.stash.get(FUZZ_STATS, None)
+    if not stats:
+        return
+    tr = terminalreporter
+    tr.section("fuzz test")
+    total = sum(len(s["distinct"]) for s in stats.values())
+    seconds = sum(s["seconds"] for s in stats.values())
+    tr.write_line(f"{total} distinct inputs over {len(stats)} targets, {seconds:.1f} s in the "
+                  "worker process")
+    for name, s in sorted(stats.items()):
+        tr.write_line(f"  {name}: {len(s['distinct'])} distinct, {s['valid']} valid results, "
+                      f"{s['named']} named errors, {s['fail']} failures, {s['seconds']:.1f} s")
