@@ -550,7 +550,7 @@ cdef int _solve(Work* w, const floating* U, int H, int W, int L, double lam,
 
 def alpha_expansion_batch(const floating[:, :, :, ::1] unary, double lam,
                           const int32_t[:, :, ::1] labels0, bint have_start, int max_moves,
-                          int32_t[:, :, ::1] labels, double[::1] energy, int32_t[::1] n_moves,
+                          int32_t[:, :, ::1] labels, double[::1] energy,
                           double[:, ::1] trace, bint record, int n_threads):
     """Alpha-expansion on each of n grids: unary (n, H, W, L) -> labels (n, H, W).
 
@@ -593,7 +593,6 @@ def alpha_expansion_batch(const floating[:, :, :, ::1] unary, double lam,
                 tr_row = &trace[i, 0] if record else NULL
                 moves = _solve(w, &unary[i, 0, 0, 0], H, W, L, lam, have_start, max_moves,
                                &energy[i], tr_row)
-                n_moves[i] = moves
                 if moves >= 0:
                     for p in range(N):
                         labels[i, p // W, p % W] = w.labels[p]

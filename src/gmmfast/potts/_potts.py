@@ -196,10 +196,9 @@ def alpha_expansion(unary: Any, lam: float, labels0: Any = None, max_cycles: int
         z0 = np.zeros((1, 1, 1), dtype=np.int32)
     labels = np.empty((n, H, W), dtype=np.int32)
     energy = np.empty(n, dtype=np.float64)
-    n_moves = np.empty(n, dtype=np.int32)
     trace = (np.full((n, max_moves + 1), np.nan) if return_trace
              else np.empty((1, 1), dtype=np.float64))
-    K.alpha_expansion_batch(U, lam, z0, have_start, max_moves, labels, energy, n_moves,
+    K.alpha_expansion_batch(U, lam, z0, have_start, max_moves, labels, energy,
                             trace, bool(return_trace), threads)
     if single:
         out = (labels[0], float(energy[0]))
