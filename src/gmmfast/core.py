@@ -288,8 +288,9 @@ def generalized_mm(family: BoundFamily, w0: Any, *, eta: float, tol: float = 1e-
         Source of randomness for the selection.
     callback : callable(t, history), optional
         Called after each iteration t (progress bars, logging). ``history``
-        holds iterations 1..t as views into the run's buffers, valid during
-        the call: copy what you keep (the buffers are overwritten as they grow).
+        holds iterations 1..t as views into the run's buffers (no copy, so a
+        callback costs O(1) per iteration); it is the same object every time,
+        updated in place: copy the arrays you want to keep.
 
     Returns
     -------
