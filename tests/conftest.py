@@ -29,3 +29,61 @@ def shared_data() -> Path:
     if not (path / "sipu").is_dir():
         pytest.skip(f"benchmark data not found at {path} (set GMMFAST_SHARED_DATA)")
     return path
+
+
+INTERRUPT_SCRIPT = """
+import os, signal, sys, threading, time
+{setup}
+sent = []
+def fire():
+    sent.append(time.perf_counter())
+    os.kill(os.getpid(), signal.SIGINT)
+threading.Timer({delay}, fire).start()
+try:
+    {call}
+except KeyboardInterrupt:
+    print("interrupted after", time.perf_counter() - sent[0])
+    sys.exit(0)
+print("finished without an interrupt")
+sys.exit(1)
+"""
+
+
+@pytest.fixture
+def interrupted():
+    """Run ``call`` (after ``setup``) in a fresh interpreter, send it SIGINT ``delay`` s after
+    the call starts; return the seconds from the signal to the KeyboardInterrupt (fails if
+    the call finishes, hangs past ``timeout`` or dies)."""
+    import subprocess
+    import sys
+
+    def run(setup: str, call: str, delay: float = 1.0, timeout: float = 120.0) -> float:
+        code = INTERRUPT_SCRIPT.format(setup=setup, call=call, delay=delay)
+        try:
+            proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                  timeout=timeout)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"{call} still running {timeout} s after SIGINT")
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        return float(proc.stdout.split("interrupted after")[1])
+
+    return run
+
+
+#: Statistics of the fuzz test (test_fuzz.py), reported at the end of the run.
+FUZZ_STATS = pytest.StashKey[dict]()
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    stats = config.stash.get(FUZZ_STATS, None)
+    if not stats:
+        return
+    tr = terminalreporter
+    tr.section("fuzz test")
+    total = sum(len(s["distinct"]) for s in stats.values())
+    seconds = sum(s["seconds"] for s in stats.values())
+    tr.write_line(f"{total} distinct inputs over {len(stats)} targets, {seconds:.1f} s in the "
+                  "worker process")
+    for name, s in sorted(stats.items()):
+        tr.write_line(f"  {name}: {len(s['distinct'])} distinct, {s['valid']} valid results, "
+                      f"{s['named']} named errors, {s['fail']} failures, {s['seconds']:.1f} s")

@@ -58,17 +58,27 @@ def test_compare_on_a_csv_file(tmp_path, capsys):
     assert "points.csv: n=120, d=3, k=3" in out and "Centroid Index" not in out
 
 
-def test_compare_errors_are_clear(tmp_path):
+def cli_error(capsys, argv):
+    """Run gmmfast ARGV expecting a usage error: exit code 2, the last stderr line
+    'gmmfast <cmd>: error: ...', no traceback; returns that line."""
+    with pytest.raises(SystemExit) as info:
+        cli.main(argv)
+    assert info.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err and err[-1].startswith(f"gmmfast {argv[0]}: error: "), err
+    assert "Traceback" not in "\n".join(err)
+    return err[-1]
+
+
+def test_compare_errors_are_clear(tmp_path, capsys):
     path = tmp_path / "p.txt"
     np.savetxt(path, np.random.default_rng(0).normal(size=(20, 2)))
-    with pytest.raises(SystemExit, match="-k is required"):
-        cli.main(["compare", "--dataset", str(path), "--trials", "1"])
-    with pytest.raises(SystemExit, match="gmm200, norm25, d31, r15"):
-        cli.main(["compare", "--dataset", "cloud", "--trials", "1"])
-    with pytest.raises(SystemExit, match="--inits"):
-        cli.main(["compare", "--inits", "kmeans++", "--trials", "1"])
-    with pytest.raises(SystemExit, match="--methods"):
-        cli.main(["compare", "--methods", "lloyd", "--trials", "1"])
+    assert "-k is required" in cli_error(capsys, ["compare", "--dataset", str(path),
+                                                  "--trials", "1"])
+    assert "gmm200, norm25, d31, r15" in cli_error(capsys, ["compare", "--dataset", "cloud",
+                                                            "--trials", "1"])
+    assert "--inits" in cli_error(capsys, ["compare", "--inits", "kmeans++", "--trials", "1"])
+    assert "--methods" in cli_error(capsys, ["compare", "--methods", "lloyd", "--trials", "1"])
 
 
 @pytest.mark.parametrize("fmt", ["csv", "txt", "npy"])
@@ -99,9 +109,140 @@ def test_cluster_options_and_errors(tmp_path, capsys):
     np.savetxt(path, np.random.default_rng(2).normal(size=(30, 2)))
     assert cli.main(["cluster", str(path), "-k", "4", "--eta", "1", "--init", "forgy"]) == 0
     assert "eta=1" in capsys.readouterr().out
-    with pytest.raises(SystemExit, match="no such file"):
-        cli.main(["cluster", str(tmp_path / "missing.csv"), "-k", "2"])
-    with pytest.raises(SystemExit, match="n_clusters=40"):
-        cli.main(["cluster", str(path), "-k", "40"])
-    with pytest.raises(SystemExit, match="eta"):
-        cli.main(["cluster", str(path), "-k", "2", "--eta", "2"])
+    assert "no such file" in cli_error(capsys, ["cluster", str(tmp_path / "missing.csv"),
+                                                "-k", "2"])
+    assert "n_clusters=40" in cli_error(capsys, ["cluster", str(path), "-k", "40"])
+    assert "--eta" in cli_error(capsys, ["cluster", str(path), "-k", "2", "--eta", "2"])
+
+
+# --------------------------------------------------------------------------- hardening (issue 12)
+
+@pytest.mark.parametrize("args, match", [
+    (["-k", "0"], "-k/--n-clusters: must be an integer in [1,"),       # was: k = 200
+    (["-k", "-3"], "-k/--n-clusters"),
+    (["-k", "500000"], "-k 500000 is more than the 10000 points"),
+    (["--eta", "0"], "--eta: must be a number in (0, 1]"),
+    (["--eta", "nan"], "--eta"),
+    (["--walk-steps", "abc"], "--walk-steps: must be 'auto' or an integer"),
+    (["--walk-steps", "-5"], "--walk-steps"),
+    (["--walk-steps", str(2**63)], "--walk-steps"),
+    (["--threads", "-1"], "--threads: must be an integer in [1,"),      # was: ignored
+    (["--threads", "0"], "--threads"),
+    (["--trials", "0"], "--trials"),
+    (["--seed", "-1"], "--seed"),
+])
+def test_compare_rejects_bad_numbers_before_any_work(capsys, args, match):
+    line = cli_error(capsys, ["compare", "--no-progress", "--trials", "1"] + args)
+    assert match in line
+
+
+def test_compare_checks_its_output_folder_first(tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    assert "--out" in cli_error(capsys, ["compare", "--out", str(blocker)])
+    assert "--out" in cli_error(capsys, ["compare", "--out", str(blocker / "sub")])
+
+
+def small_points(tmp_path, name="x.txt"):
+    path = tmp_path / name
+    np.savetxt(path, np.random.default_rng(2).normal(size=(30, 2)))
+    return path
+
+
+@pytest.mark.parametrize("args, match", [
+    (["-k", "0"], "-k/--n-clusters"),
+    (["-k", "2", "--eta", "0"], "--eta"),
+    (["-k", "2", "--n-init", "0"], "--n-init"),
+    (["-k", "2", "--max-iter", "-1"], "--max-iter"),
+    (["-k", "2", "--seed", "-4"], "--seed"),
+    (["-k", "2", "--sampler", "gibbs"], "--sampler applies only to --selection random"),
+    (["-k", "2", "--sampler", "local", "--selection", "mm"], "--sampler"),
+])
+def test_cluster_rejects_bad_options(tmp_path, capsys, args, match):
+    assert match in cli_error(capsys, ["cluster", str(small_points(tmp_path))] + args)
+
+
+def test_cluster_sampler_with_random_selection_runs(tmp_path, capsys):
+    path = small_points(tmp_path)
+    assert cli.main(["cluster", str(path), "-k", "3", "--selection", "random",
+                     "--sampler", "local"]) == 0
+    assert "selection=random" in capsys.readouterr().out
+
+
+def test_cluster_checks_output_paths_before_reading_or_fitting(tmp_path, capsys, monkeypatch):
+    import gmmfast.datasets
+    path = small_points(tmp_path)
+    calls = []
+    monkeypatch.setattr(gmmfast.datasets, "read_points", lambda p: calls.append(p))
+    for option in ("-o", "--centers"):
+        line = cli_error(capsys, ["cluster", str(path), "-k", "2", option, "/nonexistent/x"])
+        assert "folder /nonexistent does not exist" in line
+        assert "is a folder" in cli_error(capsys, ["cluster", str(path), "-k", "2", option,
+                                                   str(tmp_path)])
+    assert calls == []                    # failed before any work (was: after the fit)
+
+
+@pytest.mark.parametrize("text, rows", [
+    ("\ufeff1.0,2.0\n3.0,4.0\n5.0,6.0\n", 3),       # byte-order mark: was 2 rows
+    ("\ufeffx,y\n1.0,2.0\n3.0,4.0\n", 2),           # mark and header
+    ("x y\n1 2\n3 4\n", 2),
+    ("# comment\n1,2\n3,4 # inline\n", 2),
+])
+def test_read_points_header_sniffing(tmp_path, text, rows):
+    from gmmfast.datasets import read_points
+    path = tmp_path / "p.csv"
+    path.write_text(text, encoding="utf-8")
+    X = read_points(path)
+    assert X.shape == (rows, 2) and X[-1, 1] in (4.0, 6.0)
+
+
+@pytest.mark.parametrize("text, match", [
+    ("1.0,2.O\n3,4\n5,6\n", "line 1: cannot read '2.O'"),    # was: first row dropped
+    ("1,2\n3,4\n5,x6\n", "line 3: cannot read 'x6'"),
+    ("a,b\nc,d\n1,2\n", "line 2"),
+    ("1,2\n3\n", "line 2: 1 values"),
+    ("x,y\n", "no points"),
+    ("1,2\nnan,3\n", "NaN or infinity"),
+])
+def test_read_points_errors_name_the_line(tmp_path, text, match):
+    from gmmfast.datasets import read_points
+    path = tmp_path / "p.csv"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ValueError, match=match):
+        read_points(path)
+
+
+def test_cluster_reports_unreadable_files_in_one_line(tmp_path, capsys):
+    bad = tmp_path / "typo.csv"
+    bad.write_text("1.0,2.O\n3,4\n5,6\n")
+    assert "line 1" in cli_error(capsys, ["cluster", str(bad), "-k", "2"])
+    z = tmp_path / "c.npy"
+    np.save(z, np.ones((5, 2), dtype=complex))
+    assert "complex" in cli_error(capsys, ["cluster", str(z), "-k", "2"])   # was made real
+
+
+def _run_cli(args, **kw):
+    import subprocess
+    import sys
+    return subprocess.run([sys.executable, "-m", "gmmfast"] + args, capture_output=True,
+                          text=True, timeout=300, **kw)
+
+
+def test_errors_in_a_real_process_are_one_line_with_code_2(tmp_path):
+    proc = _run_cli(["cluster", str(small_points(tmp_path)), "-k", "2", "-o", "/nonexistent/x"])
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.strip().splitlines() == [
+        "gmmfast cluster: error: -o/--output /nonexistent/x: folder /nonexistent does not exist"]
+
+
+def test_a_closed_pipe_ends_quietly(tmp_path):
+    import subprocess
+    import sys
+    # the reader goes away before anything is written (as `| head -0` would)
+    proc = subprocess.Popen([sys.executable, "-m", "gmmfast", "cluster",
+                             str(small_points(tmp_path)), "-k", "2"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    proc.wait(timeout=300)
+    assert "Traceback" not in err and "BrokenPipeError" not in err, err

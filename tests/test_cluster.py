@@ -384,7 +384,7 @@ def test_bound_family_in_generic_core():
     res = generalized_mm(fam, X[:5].copy(), eta=0.1, tol=1e-6,
                          random_state=np.random.default_rng(0))
     assert res.history.invariant_violations() == []
-    assert res.objective == pytest.approx(sse(X, res.w, fam.touching(res.w)), rel=1e-12)
+    assert res.objective == pytest.approx(sse(X, res.w, fam.labels(res.w)), rel=1e-12)
 
 
 # -- the paper's D31 result (Table 1, random partition) ----------------------------
@@ -473,3 +473,26 @@ def test_empty_clusters_left_at_the_end_are_reported(kw):
         warnings.simplefilter("error")
         est = GMMKMeans(3, init=init, random_state=0).fit(X)
     assert np.bincount(est.labels_, minlength=3).min() > 0
+
+
+@pytest.mark.parametrize("sampler", ["uniform", "local"])
+def test_a_fit_with_a_very_long_walk_stops_on_ctrl_c_and_stays_unfitted(interrupted, sampler):
+    seconds = interrupted(
+        "import numpy as np\n"
+        "from gmmfast import GMMKMeans\n"
+        "X = np.random.default_rng(0).normal(size=(20000, 3))\n"
+        f"est = GMMKMeans(8, eta=0.02, selection='random', sampler='{sampler}', "
+        "walk_steps=10**10, random_state=0)\n",
+        "est.fit(X)", delay=1.0)
+    assert seconds < 2.0
+
+
+def test_overflowing_data_is_a_clear_error():
+    X4 = np.array([[0.0], [1.0], [10.0], [11.0]])
+    with pytest.raises(ValueError, match=r"X has values up to 1.1e\+21.*scale X or pass float64"):
+        GMMKMeans(2, random_state=0).fit((X4 * 1e20).astype(np.float32))
+    with pytest.raises(ValueError, match=r"X has values up to 1.1e\+155"):
+        GMMKMeans(2, random_state=0).fit(X4 * 1e154)
+    # just below the limit it fits, with exact labels
+    est = GMMKMeans(2, random_state=0).fit((X4 * 1e16).astype(np.float32))
+    assert sorted(np.bincount(est.labels_)) == [2, 2]

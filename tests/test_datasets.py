@@ -177,3 +177,19 @@ def test_data_home_default_and_env(monkeypatch, tmp_path):
     assert get_data_home(tmp_path / "x") == tmp_path / "x"
     monkeypatch.delenv("GMMFAST_DATA")
     assert get_data_home().name == "gmmfast_data"
+
+
+@pytest.mark.parametrize("call, match", [              # issue 12: found by the fuzz test
+    (lambda: make_gmm200(0, n_components=2, min_distance=1j), "min_distance"),   # TypeError
+    (lambda: make_norm25(0, n_centers=2, n_samples=4, side="1.5"), "side"),      # was accepted
+    (lambda: make_norm25(0, n_centers=2, n_samples=4, std=True), "std"),
+])
+def test_generators_reject_non_real_numbers(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+def test_read_points_rejects_a_non_path():
+    from gmmfast.datasets import read_points
+    with pytest.raises(TypeError, match="path must be"):
+        read_points(None)

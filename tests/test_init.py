@@ -121,7 +121,7 @@ def test_points_are_drawn_in_proportion_to_their_cost():
 def _fit_family(X, w0, prune, selection, eta, threads=1):
     from gmmfast.cluster._bounds import KMeansBounds
     from gmmfast.core import generalized_mm
-    fam = KMeansBounds(X, np.ones(len(X), X.dtype), walk_steps=0, n_threads=threads, sums=True,
+    fam = KMeansBounds(X, np.ones(len(X), X.dtype), walk_steps=0, n_threads=threads,
                        relocate_empty=selection == "merge-split", prune=prune, seed=3)
     searched = []
     res = generalized_mm(fam, w0, eta=eta, selection=selection, tol=0, max_iter=25,

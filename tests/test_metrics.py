@@ -75,3 +75,12 @@ def test_centroids_from_labels_and_sse():
     assert sse_per_point(X, C) == pytest.approx(1.0)
     with pytest.raises(ValueError, match="labels"):
         centroids_from_labels(X, y[:3])
+
+
+def test_errors_name_the_parameters_of_each_function():     # issue 12: found by the fuzz test
+    with pytest.raises(ValueError, match="centers must"):
+        sse_per_point(np.zeros((3, 2)), "")                 # said "B must contain numbers"
+    with pytest.raises(ValueError, match="X must"):
+        sse_per_point(-1, np.zeros((2, 2)))                 # said "A must be a 2-D array"
+    with pytest.raises(ValueError, match="labels must"):
+        centroids_from_labels(np.zeros((2, 1)), [[1, 2], [3]])   # numpy's ragged error

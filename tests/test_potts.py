@@ -315,3 +315,62 @@ def test_potts_lagrangian_endpoints_and_consistency():
         potts_lagrangian(costs, -1.0, grid=(4, 4))
     with pytest.raises(ValueError, match="labels0"):
         potts_lagrangian(costs, 1.0, grid=(4, 4), labels0=np.zeros((12, 15), dtype=int))
+
+
+# --------------------------------------------------------------------------- hardening (issue 12)
+
+def test_grids_beyond_the_int_node_limit_are_rejected_before_any_copy():
+    from gmmfast.potts._potts import MAX_NODES
+    assert MAX_NODES == 2**29 - 1            # arc 4 p + 3 of the last node fits in an int
+    huge = np.broadcast_to(np.zeros((1, 1, 2), dtype=np.float32), (2**15, 2**15 + 8, 2))
+    with pytest.raises(ValueError, match=f"at most {MAX_NODES} nodes"):
+        alpha_expansion(huge, 1.0)           # was: int H * W wrapped past 2**30 nodes
+    with pytest.raises(ValueError, match="at most"):
+        grid_energy(huge, np.zeros((1, 1), dtype=int), 1.0)
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: alpha_expansion([[[0.0, 1.0]], [[0.0]]], 1.0), "unary must be a rectangular"),
+    (lambda: potts_energy([[0, 1], [0]]), "labels must be a rectangular"),
+    (lambda: grid_energy(np.zeros((2, 2, 2)), [[0, 1], [1]], 1.0), "labels must be a rect"),
+    (lambda: alpha_expansion(np.zeros((2, 2, 2)), 1.0, max_cycles=10**8, return_trace=True),
+     "max_cycles"),
+    (lambda: alpha_expansion(np.zeros((2, 2, 2), dtype=complex), 1.0), "unary"),
+    (lambda: alpha_expansion(np.zeros((2, 2, 2)), np.array([1.0, 2.0])), "lam"),
+    (lambda: potts_lagrangian(np.zeros((1, 16, 2)), 1.0, grid=(True, 16)), "grid"),
+    (lambda: potts_lagrangian(np.zeros((1, 4, 2)), 1.0, grid=(2, 2), labels0=np.zeros((1, 4))),
+     "labels0"),
+    (lambda: potts_energy(np.zeros((2, 2), dtype=bool)), "labels"),
+    (lambda: potts_energy(np.zeros((2, 2), dtype=int), n_threads=1.5), "n_threads"),
+])
+def test_potts_functions_reject_bad_input_by_name(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+def test_thread_requests_are_capped_to_the_grids():
+    rng = np.random.default_rng(14)
+    U = rng.normal(size=(3, 6, 6, 3))
+    ref = alpha_expansion(U, 0.5, n_threads=1)
+    got = alpha_expansion(U, 0.5, n_threads=10**6)      # one thread per grid at most
+    assert np.array_equal(ref[0], got[0]) and np.array_equal(ref[1], got[1])
+    z = rng.integers(0, 3, size=(4, 5, 5))
+    assert potts_energy(z, n_threads=10**6).tolist() == [numpy_potts(b) for b in z]
+
+
+def test_alpha_expansion_on_a_large_grid_stops_on_ctrl_c(interrupted):
+    # one expansion move on 1500 x 1500 takes many seconds: the max-flow checks for signals
+    seconds = interrupted(
+        "import numpy as np\nfrom gmmfast.potts import alpha_expansion\n"
+        "U = np.random.default_rng(0).random((1500, 1500, 3))",
+        "alpha_expansion(U, 1.0)")
+    assert seconds < 2.0
+
+
+def test_a_batch_stops_on_ctrl_c_whichever_thread_holds_the_long_grid(interrupted):
+    # with two threads the calling thread may run out of grids first: it keeps checking
+    seconds = interrupted(
+        "import numpy as np\nfrom gmmfast.potts import alpha_expansion\n"
+        "U = np.random.default_rng(0).random((3, 700, 700, 3))\nU[0] = 0.5",
+        "alpha_expansion(U, 1.0, n_threads=2)")
+    assert seconds < 2.0

@@ -16,11 +16,13 @@ FLOAT_DTYPES = (np.float64, np.float32)
 
 
 def check_array(X: Any, name: str = "X", *, dtype: Optional[np.dtype] = None,
-                ndim: int = 2, estimator: str = "") -> np.ndarray:
-    """Return X as a C-contiguous float32/float64 array of ``ndim`` dimensions, all finite.
+                ndim: int = 2, finite: bool = True) -> np.ndarray:
+    """Return X as a C-contiguous float32/float64 array of ``ndim`` dimensions.
 
     float32 and float64 are kept; integer and boolean input becomes float64;
     anything else (complex, strings, sparse matrices, ragged lists) raises.
+    With ``finite`` (the default) NaN and infinity raise; otherwise the caller
+    checks the values it can accept.
     """
     if hasattr(X, "toarray") or hasattr(X, "tocsr"):
         raise TypeError(f"{name}: sparse input is not supported; pass a dense array "
@@ -35,7 +37,7 @@ def check_array(X: Any, name: str = "X", *, dtype: Optional[np.dtype] = None,
     if arr.dtype.kind == "O":
         try:
             arr = arr.astype(np.float64)
-        except (ValueError, TypeError) as exc:
+        except (ValueError, TypeError, OverflowError) as exc:
             raise TypeError(f"{name} must contain numbers only: {exc}") from None
     if arr.dtype.kind not in "fiub":
         raise ValueError(f"{name} must contain numbers, got dtype {arr.dtype}.")
@@ -54,9 +56,31 @@ def check_array(X: Any, name: str = "X", *, dtype: Optional[np.dtype] = None,
     if arr.ndim == 2 and arr.shape[1] == 0:
         raise ValueError(f"{name} has 0 feature(s) (shape={arr.shape}) while a minimum of 1 is "
                          "required.")
-    if not np.isfinite(arr).all():
-        raise ValueError(f"{name} contains NaN or infinity; all values must be finite.")
-    return np.ascontiguousarray(arr)
+    arr = np.ascontiguousarray(arr)
+    if finite:
+        extent(arr, name)
+    return arr
+
+
+#: Values checked at once by `extent` (no temporary the size of X).
+_EXTENT_BLOCK = 1 << 20
+
+
+def extent(arr: np.ndarray, name: str = "X") -> float:
+    """The largest absolute value of ``arr``; NaN or infinity raise a ValueError naming ``name``.
+
+    Min and max of blocks of the flattened array: no boolean temporary of X's size
+    (a float32 set of 1e7 x 128 would need 1.3 GB for np.isfinite).
+    """
+    flat = arr.reshape(-1)
+    top = 0.0
+    for lo in range(0, flat.shape[0], _EXTENT_BLOCK):
+        block = flat[lo:lo + _EXTENT_BLOCK]
+        a, b = float(block.min()), float(block.max())
+        if not (np.isfinite(a) and np.isfinite(b)):
+            raise ValueError(f"{name} contains NaN or infinity; all values must be finite.")
+        top = max(top, -a, b)
+    return top
 
 
 def check_sample_weight(sample_weight: Any, n_samples: int, dtype: np.dtype) -> np.ndarray:
@@ -104,6 +128,23 @@ def check_walk_steps(value: Any, auto: int) -> int:
     return check_int(value, "walk_steps", 0)
 
 
+def check_real(value: Any, name: str, low: Optional[float] = None) -> float:
+    """A finite real number (>= low if given), else a ValueError naming ``name``.
+
+    Python and numpy reals and 0-d real arrays are accepted; booleans,
+    strings, complex numbers, NaN and infinities are not.
+    """
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be a real number, got {value!r}.")
+    v = float(value)
+    if not np.isfinite(v) or (low is not None and v < low):
+        what = "finite" if low is None else f"finite and >= {low:g}"
+        raise ValueError(f"{name} must be {what}, got {value!r}.")
+    return v
+
+
 def check_int(value: Any, name: str, low: int, high: Optional[int] = None) -> int:
     """An integer in [low, high] (high optional), else a ValueError naming ``name``."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
@@ -134,3 +175,13 @@ def blas_single_threaded():
         from threadpoolctl import ThreadpoolController
         _CONTROLLER = ThreadpoolController()
     return _CONTROLLER.limit(limits=1, user_api="blas")
+
+
+def check_threads(n_threads: Any, name: str = "n_threads") -> int:
+    """Threads for a kernel: an integer >= 1, capped at what the machine runs (a huge request
+    would make OpenMP fail to start its team)."""
+    import os
+
+    from ._kernels._common import openmp_max_threads
+    n = check_int(n_threads, name, 1)
+    return min(n, max(int(openmp_max_threads()), os.cpu_count() or 1))

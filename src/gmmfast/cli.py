@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from typing import List, Optional
 
@@ -29,10 +30,35 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Optional[List[str]] = None) -> int:
+    """Run ``gmmfast ARGV``; returns the exit code.
+
+    Bad arguments exit with code 2 and one line ``gmmfast <cmd>: error: ...``
+    (argparse also prints the usage); Ctrl-C exits with 130 and one line; a
+    reader that closes the pipe early (``gmmfast ... | head``) ends the output
+    quietly, as Unix tools do.
+    """
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     args = parser.parse_args(argv or DEFAULT)
-    return int(args.func(args) or 0)
+    try:
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()      # a closed pipe shows here, not at interpreter exit
+    except BrokenPipeError:
+        _silence_stdout()
+        return 1
+    except KeyboardInterrupt:
+        print(f"gmmfast {args.command}: interrupted", file=sys.stderr)
+        return 130
+    return code
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):   # no file descriptor (e.g. captured)
+        pass
 
 
 if __name__ == "__main__":  # pragma: no cover

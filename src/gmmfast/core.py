@@ -17,6 +17,7 @@ nothing of k-means or SVMs: a problem enters through a :class:`BoundFamily`.
 """
 from __future__ import annotations
 
+import math
 import numbers
 import time
 from dataclasses import dataclass, field
@@ -24,8 +25,13 @@ from typing import Any, Callable, Generic, Optional, Protocol, TypeVar, Union
 
 import numpy as np
 
+from ._validation import check_random_state
+
 __all__ = ["BoundFamily", "Selection", "History", "GMMResult", "generalized_mm",
-           "check_eta", "check_tol", "check_max_iter", "next_threshold"]
+           "check_eta", "check_tol", "check_max_iter", "check_selection", "next_threshold"]
+
+#: Selections every family accepts; a family may name more biases in ``named_biases``.
+SELECTIONS = ("random", "mm")
 
 W = TypeVar("W")
 Z = TypeVar("Z")
@@ -176,10 +182,83 @@ def next_threshold(eta: float, objective: float, bound: float) -> float:
     return max(objective, eta * objective + (1.0 - eta) * bound)
 
 
+def check_selection(family: Any, selection: Any) -> Any:
+    """Validate ``selection`` against what ``family`` accepts; return it unchanged.
+
+    Accepted: "random", "mm", a string the family lists in ``named_biases``
+    (every string if it has no such attribute), or a bias handed to
+    ``family.biased_valid``: a callable, or an object with a ``select_valid``
+    method (a bias that maximises itself).
+    """
+    if isinstance(selection, str):
+        named = getattr(family, "named_biases", None)
+        if selection in SELECTIONS or named is None or selection in named:
+            return selection
+        accepted = ", ".join(repr(s) for s in SELECTIONS + tuple(named))
+        raise ValueError(f"selection must be one of {accepted} or a bias (a callable, or an "
+                         f"object with select_valid) for {type(family).__name__}, got "
+                         f"{selection!r}.")
+    if callable(selection) or callable(getattr(selection, "select_valid", None)):
+        return selection
+    raise ValueError("selection must be 'random', 'mm', a named bias of the family or a bias "
+                     f"(a callable, or an object with select_valid), got {selection!r}.")
+
+
+#: What every family must implement, and what each kind of selection needs besides.
+_FAMILY_METHODS = ("objective", "bound_value", "minimize", "touching")
+
+
+def _check_family(family: Any, selection: Any) -> None:
+    named = selection if isinstance(selection, str) else None
+    need = _FAMILY_METHODS + (("random_valid",) if named == "random"
+                              else () if named == "mm" else ("biased_valid",))
+    missing = [m for m in need if not callable(getattr(family, m, None))]
+    if missing:
+        raise TypeError(f"family must implement the BoundFamily methods {list(need)}; "
+                        f"{type(family).__name__} lacks {missing}.")
+
+
+class _Record:
+    """The columns of a run's history, grown geometrically up to ``max_iter`` rows.
+
+    Nothing of size ``max_iter`` is allocated up front (``max_iter=10**10`` is
+    a legitimate cap), and appending a row is O(1) amortised.
+    """
+
+    NAMES = ("bound_at_previous", "threshold", "bound", "objective", "gap", "time",
+             "proposals", "accepted")
+
+    def __init__(self, max_iter: int):
+        self.max_iter = max_iter
+        cap = min(max_iter, 64)
+        self.cols = [np.empty(cap) for _ in range(6)] + [np.zeros(cap, dtype=np.int64)
+                                                          for _ in range(2)]
+        self.t = 0
+
+    def append(self, row: tuple) -> None:
+        """Add one iteration: the values of NAMES, in that order."""
+        t = self.t
+        if t == self.cols[0].shape[0]:
+            cap = min(self.max_iter, 2 * t)
+            for j, col in enumerate(self.cols):
+                grown = np.empty(cap, dtype=col.dtype)
+                grown[:t] = col
+                self.cols[j] = grown
+        for col, value in zip(self.cols, row):
+            col[t] = value
+        self.t = t + 1
+
+    def fill(self, history: History, *, copy: bool) -> History:
+        """Point ``history``'s columns at rows [0, t): views (O(1)) or trimmed copies."""
+        for name, col in zip(self.NAMES, self.cols):
+            setattr(history, name, col[:self.t].copy() if copy else col[:self.t])
+        return history
+
+
 def generalized_mm(family: BoundFamily, w0: Any, *, eta: float, tol: float = 1e-4,
                    max_iter: int = 300,
                    selection: Union[str, Callable, Any] = "random",
-                   random_state: Optional[np.random.Generator] = None,
+                   random_state: Any = None,
                    callback: Optional[Callable[[int, History], None]] = None) -> GMMResult:
     """Run Algorithm 1 from ``w0``.
 
@@ -188,20 +267,30 @@ def generalized_mm(family: BoundFamily, w0: Any, *, eta: float, tol: float = 1e-
     family : BoundFamily
         The problem: objective, bounds, their minimisers, and bound selection.
     w0 : object
-        Initial solution.
+        Initial solution; F(w0) must be finite.
     eta : float in (0, 1]
         Progress coefficient; 1 gives MM.
     tol : float >= 0
         Stop when d_t <= tol * |F(w_0)| (relative, so scaling F changes nothing).
+        The run also stops, as converged, when the bound value b_t(w_t) fails
+        to decrease: in exact arithmetic b_t(w_t) <= b_{t-1}(w_{t-1}) -
+        eta d_{t-1} < b_{t-1}(w_{t-1}), so a bound that does not decrease means
+        rounding dominates the gap (the floor of the stop test; it matters
+        when F(w_0) = 0, where the relative test alone could never pass).
     max_iter : int >= 1
-        Stop after this many iterations.
-    selection : "random", "mm" or a bias
-        "random": ``family.random_valid``; "mm": the touching bound;
-        anything else is a bias handed to ``family.biased_valid``.
-    random_state : numpy.random.Generator, optional
+        Stop after this many iterations (nothing of this size is allocated).
+    selection : "random", "mm", a named bias or a bias
+        "random": ``family.random_valid``; "mm": the touching bound; a string
+        in ``family.named_biases``, a callable or an object with
+        ``select_valid`` is a bias handed to ``family.biased_valid``. See
+        :func:`check_selection`.
+    random_state : None, int, numpy Generator or RandomState
         Source of randomness for the selection.
     callback : callable(t, history), optional
-        Called after each iteration (progress bars, logging).
+        Called after each iteration t (progress bars, logging). ``history``
+        holds iterations 1..t as views into the run's buffers (no copy, so a
+        callback costs O(1) per iteration); it is the same object every time,
+        updated in place: copy the arrays you want to keep.
 
     Returns
     -------
@@ -209,23 +298,33 @@ def generalized_mm(family: BoundFamily, w0: Any, *, eta: float, tol: float = 1e-
 
     Raises
     ------
+    ValueError
+        Bad parameters, a selection the family does not accept, or F not
+        finite (at w0, or at an iterate: an overflow).
+    TypeError
+        ``family`` lacks a method the selection needs, or ``callback`` is not callable.
     RuntimeError
         If the family returns a bound with b_t(w_{t-1}) > v_{t-1}: that is a bug.
     """
     eta = check_eta(eta)
     tol = check_tol(tol)
     max_iter = check_max_iter(max_iter)
-    rng = np.random.default_rng() if random_state is None else random_state
-    cols = {name: np.empty(max_iter) for name in
-            ("bound_at_previous", "threshold", "bound", "objective", "gap", "time")}
-    proposals = np.zeros(max_iter, dtype=np.int64)
-    accepted = np.zeros(max_iter, dtype=np.int64)
+    selection = check_selection(family, selection)
+    _check_family(family, selection)
+    if callback is not None and not callable(callback):
+        raise TypeError(f"callback must be callable or None, got {callback!r}.")
+    rng = check_random_state(random_state)
+    record = _Record(max_iter)
 
     start = time.perf_counter()
     f0 = float(family.objective(w0))
+    if not math.isfinite(f0):
+        raise ValueError(f"the objective at w0 is F(w_0) = {f0!r}; it must be finite "
+                         "(non-finite values usually mean the data overflowed: rescale it).")
     w_prev, f_prev, v_prev = w0, f0, f0
     stop_gap = tol * abs(f0)
     bound = None
+    b_last = math.inf
     converged = False
     t = 0
     history = History(initial_objective=f0)
@@ -244,31 +343,19 @@ def generalized_mm(family: BoundFamily, w0: Any, *, eta: float, tol: float = 1e-
         w = family.minimize(bound, w_prev)
         b = float(family.bound_value(bound, w))
         f = float(family.objective(w))
+        if not (math.isfinite(b) and math.isfinite(f)):
+            raise ValueError(f"at iteration {t + 1} the bound value {b!r} or the objective "
+                             f"{f!r} is not finite: the problem overflowed (rescale the data).")
         d = b - f
-        cols["bound_at_previous"][t] = b_prev
-        cols["threshold"][t] = v_prev
-        cols["bound"][t] = b
-        cols["objective"][t] = f
-        cols["gap"][t] = d
-        cols["time"][t] = time.perf_counter() - start
-        proposals[t] = picked.proposals
-        accepted[t] = picked.accepted
+        record.append((b_prev, v_prev, b, f, d, time.perf_counter() - start, picked.proposals,
+                       picked.accepted))
         t += 1
         w_prev, f_prev, v_prev = w, f, next_threshold(eta, f, b)
         if callback is not None:
-            callback(t, _history(history, cols, proposals, accepted, t))
-        if d <= stop_gap:
+            callback(t, record.fill(history, copy=False))
+        if d <= stop_gap or b >= b_last:
             converged = True
             break
-    history = _history(history, cols, proposals, accepted, t)
+        b_last = b
     return GMMResult(w=w_prev, bound=bound, objective=f_prev, n_iter=t,
-                     converged=converged, history=history)
-
-
-def _history(history: History, cols: dict, proposals: np.ndarray, accepted: np.ndarray,
-             t: int) -> History:
-    for name, col in cols.items():
-        setattr(history, name, col[:t].copy())
-    history.proposals = proposals[:t].copy()
-    history.accepted = accepted[:t].copy()
-    return history
+                     converged=converged, history=record.fill(history, copy=True))

@@ -23,12 +23,13 @@ from ._validation import check_array
 __all__ = ["centroid_index", "centroid_index_one_way", "centroids_from_labels", "sse_per_point"]
 
 
-def _check_pair(A: Any, B: Any) -> Tuple[np.ndarray, np.ndarray]:
-    A = check_array(A, "A", dtype=np.float64)
-    B = check_array(B, "B", dtype=np.float64)
+def _check_pair(A: Any, B: Any, names: Tuple[str, str] = ("A", "B")
+                ) -> Tuple[np.ndarray, np.ndarray]:
+    A = check_array(A, names[0], dtype=np.float64)
+    B = check_array(B, names[1], dtype=np.float64)
     if A.shape[1] != B.shape[1]:
-        raise ValueError(f"A and B must have the same number of features, got {A.shape[1]} "
-                         f"and {B.shape[1]}.")
+        raise ValueError(f"{names[0]} and {names[1]} must have the same number of features, "
+                         f"got {A.shape[1]} and {B.shape[1]}.")
     return A, B
 
 
@@ -82,7 +83,10 @@ def centroid_index(A: Any, B: Any, *, both: bool = False) -> Union[int, Tuple[in
 def centroids_from_labels(X: Any, labels: Any) -> np.ndarray:
     """Mean of the points of each label, in the order of ``np.unique(labels)``."""
     X = check_array(X, "X", dtype=np.float64)
-    labels = np.asarray(labels)
+    try:
+        labels = np.asarray(labels)
+    except ValueError as exc:        # ragged nested sequences
+        raise ValueError(f"labels must be {X.shape[0]} integers: {exc}") from None
     if labels.shape != (X.shape[0],) or labels.dtype.kind not in "iu":
         raise ValueError(f"labels must be {X.shape[0]} integers, got {labels.dtype} of shape "
                          f"{labels.shape}.")
@@ -94,7 +98,7 @@ def centroids_from_labels(X: Any, labels: Any) -> np.ndarray:
 
 def sse_per_point(X: Any, centers: Any) -> float:
     """The k-means objective divided by n: mean squared distance to the nearest center."""
-    X, C = _check_pair(X, centers)
+    X, C = _check_pair(X, centers, ("X", "centers"))
     best = np.full(X.shape[0], np.inf)
     for c in C:   # O(n d) memory, whatever k
         np.minimum(best, ((X - c) ** 2).sum(axis=1), out=best)

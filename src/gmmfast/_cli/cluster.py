@@ -7,6 +7,10 @@ from pathlib import Path
 
 import numpy as np
 
+from ._args import check_output_file, eta, fail, nonnegative_int, positive_int
+
+CMD = "cluster"
+
 
 def add_parser(sub) -> None:
     p = sub.add_parser("cluster", help="cluster your own data (CSV, text or .npy) by G-MM",
@@ -14,8 +18,8 @@ def add_parser(sub) -> None:
                                    "prints the objective, writes labels and centers.")
     p.add_argument("file", help="points, one per row: .npy, or CSV/whitespace text "
                                 "(an optional header line is skipped)")
-    p.add_argument("-k", "--n-clusters", type=int, required=True)
-    p.add_argument("--eta", type=float, default=None,
+    p.add_argument("-k", "--n-clusters", type=positive_int, required=True)
+    p.add_argument("--eta", type=eta, default=None,
                    help="progress coefficient in (0, 1]; 1 is Lloyd's k-means "
                         "(default: GMMKMeans's)")
     p.add_argument("--init", default=None, choices=["forgy", "random-partition", "k-means++"],
@@ -23,10 +27,11 @@ def add_parser(sub) -> None:
     p.add_argument("--selection", default=None, choices=["merge-split", "random", "mm"],
                    help="bound selection (default: GMMKMeans's)")
     p.add_argument("--sampler", default=None, choices=["uniform", "local", "gibbs"],
-                   help="sampler of random bounds for --selection random")
-    p.add_argument("--n-init", type=int, default=1, help="runs; the best is kept")
-    p.add_argument("--max-iter", type=int, default=300)
-    p.add_argument("--seed", type=int, default=0)
+                   help="sampler of random bounds; only with --selection random (the other "
+                        "selections draw no random bounds)")
+    p.add_argument("--n-init", type=positive_int, default=1, help="runs; the best is kept")
+    p.add_argument("--max-iter", type=positive_int, default=300)
+    p.add_argument("--seed", type=nonnegative_int, default=0)
     p.add_argument("-o", "--output", default=None, help="write one label per line here")
     p.add_argument("--centers", default=None, help="write the centers here (CSV)")
     p.add_argument("-v", "--verbose", action="store_true", help="progress bar")
@@ -37,13 +42,19 @@ def run(args) -> int:
     from ..cluster import GMMKMeans
     from ..datasets import read_points
 
+    if args.sampler is not None and args.selection != "random":
+        fail(CMD, "--sampler applies only to --selection random (the other selections draw "
+                  "no random bounds); add --selection random or drop --sampler")
+    for option, out in (("-o/--output", args.output), ("--centers", args.centers)):
+        if out:
+            check_output_file(CMD, option, out)
     path = Path(args.file)
     if not path.is_file():
-        raise SystemExit(f"gmmfast cluster: no such file: {path}")
+        fail(CMD, f"no such file: {path}")
     try:
         X = read_points(path)
-    except ValueError as exc:
-        raise SystemExit(f"gmmfast cluster: cannot read {path}: {exc}")
+    except (ValueError, OSError) as exc:
+        fail(CMD, f"cannot read {path}: {exc}")
     params = {name: getattr(args, name) for name in ("eta", "init", "selection", "sampler")
               if getattr(args, name) is not None}
     est = GMMKMeans(args.n_clusters, n_init=args.n_init, max_iter=args.max_iter,
@@ -52,7 +63,7 @@ def run(args) -> int:
     try:
         est.fit(X)
     except ValueError as exc:
-        raise SystemExit(f"gmmfast cluster: {exc}")
+        fail(CMD, str(exc))
     seconds = time.perf_counter() - t0
     n, d = X.shape
     sizes = np.bincount(est.labels_, minlength=args.n_clusters)
@@ -63,12 +74,15 @@ def run(args) -> int:
           f"{est.n_iter_} iterations, {seconds:.2f} s")
     print(f"cluster sizes: min {sizes.min()}, median {int(np.median(sizes))}, max {sizes.max()}"
           f"; empty clusters: {int((sizes == 0).sum())}")
-    if args.output:
-        np.savetxt(args.output, est.labels_, fmt="%d")
-        print(f"wrote {args.output}")
-    if args.centers:
-        np.savetxt(args.centers, est.cluster_centers_, delimiter=",", fmt="%.10g")
-        print(f"wrote {args.centers}")
+    try:
+        if args.output:
+            np.savetxt(args.output, est.labels_, fmt="%d")
+            print(f"wrote {args.output}")
+        if args.centers:
+            np.savetxt(args.centers, est.cluster_centers_, delimiter=",", fmt="%.10g")
+            print(f"wrote {args.centers}")
+    except OSError as exc:
+        fail(CMD, f"cannot write: {exc}")
     if not args.output and not args.centers:
         print("(use -o labels.csv to save the labels)", file=sys.stderr)
     return 0

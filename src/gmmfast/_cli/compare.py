@@ -13,14 +13,17 @@ from typing import List, Sequence
 
 from ..experiments.table1 import (DEFAULT_TRIALS, INITS, METHODS, details, load_dataset,
                                   run_trials, summarize, table1, write_outputs)
+from ._args import check_output_dir, eta, fail, nonnegative_int, positive_int, walk_steps
+
+CMD = "compare"
 
 
 def _csv_list(text: str, allowed: Sequence[str], name: str) -> List[str]:
     items = [t.strip() for t in text.split(",") if t.strip()]
     bad = [t for t in items if t not in allowed]
     if bad or not items:
-        raise SystemExit(f"gmmfast compare: {name} must be a comma-separated list of "
-                         f"{', '.join(allowed)}; got {text!r}")
+        fail(CMD, f"{name} must be a comma-separated list of {', '.join(allowed)}; "
+                  f"got {text!r}")
     return items
 
 
@@ -31,25 +34,27 @@ def add_parser(sub) -> None:
                     "paper's Table 1 (mean +- std and best SSE per point per initialisation).")
     p.add_argument("--dataset", default="gmm200",
                    help="gmm200 (default), norm25, d31, r15, or a CSV/.npy file of points")
-    p.add_argument("-k", "--n-clusters", type=int, default=None,
+    p.add_argument("-k", "--n-clusters", type=positive_int, default=None,
                    help="clusters (default: the data set's number of true clusters)")
     p.add_argument("--inits", default=",".join(INITS),
                    help=f"comma-separated initialisations (default: {','.join(INITS)})")
     p.add_argument("--methods", default=",".join(METHODS),
                    help="comma-separated: k-means, gmm-paper (the paper's uniform walk with "
                         "--eta), gmm (package defaults); default: all three")
-    p.add_argument("--trials", type=int, default=DEFAULT_TRIALS,
+    p.add_argument("--trials", type=positive_int, default=DEFAULT_TRIALS,
                    help=f"trials per initialisation (default {DEFAULT_TRIALS}; the paper: 50)")
-    p.add_argument("--eta", type=float, default=0.02,
+    p.add_argument("--eta", type=eta, default=0.02,
                    help="progress coefficient of gmm-paper (default 0.02, as in the paper)")
-    p.add_argument("--walk-steps", default="auto",
+    p.add_argument("--walk-steps", type=walk_steps, default="auto",
                    help="walk proposals per iteration of gmm-paper (default: auto)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the data and the trials")
+    p.add_argument("--seed", type=nonnegative_int, default=0,
+                   help="seed of the data and the trials")
     p.add_argument("--data-home", default=None,
                    help="folder with the SIPU files (default: $GMMFAST_DATA or ~/gmmfast_data; "
                         "downloaded there if missing)")
     p.add_argument("--out", default=None, help="write compare.csv, compare.json and PNGs here")
-    p.add_argument("--threads", type=int, default=None, help="OpenMP threads (default: all)")
+    p.add_argument("--threads", type=positive_int, default=None,
+                   help="OpenMP threads (default: all)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
 
@@ -59,23 +64,28 @@ def run(args) -> int:
 
     inits = _csv_list(args.inits, INITS, "--inits")
     methods = _csv_list(args.methods, METHODS, "--methods")
-    if args.trials < 1:
-        raise SystemExit("gmmfast compare: --trials must be >= 1")
-    walk_steps = args.walk_steps if args.walk_steps == "auto" else int(args.walk_steps)
+    if args.out:
+        check_output_dir(CMD, "--out", args.out)
     try:
         data = load_dataset(args.dataset, data_home=args.data_home, seed=args.seed)
     except (ValueError, OSError) as exc:
-        raise SystemExit(f"gmmfast compare: {exc}")
+        fail(CMD, str(exc))
     k = args.n_clusters or data.k
     if not k:
-        raise SystemExit("gmmfast compare: -k is required for a data file")
+        fail(CMD, "-k is required for a data file")
+    n = data.X.shape[0]
+    if k > n:
+        fail(CMD, f"-k {k} is more than the {n} points of {data.name}")
     progress = not args.no_progress and sys.stderr.isatty()
-    limits = threadpool_limits(limits=args.threads, user_api="openmp") if args.threads else None
+    limits = (threadpool_limits(limits=args.threads, user_api="openmp")
+              if args.threads is not None else None)
     t0 = time.perf_counter()
     try:
         records = run_trials(data, inits=inits, trials=args.trials, eta=args.eta,
-                             methods=methods, seed=args.seed, walk_steps=walk_steps,
+                             methods=methods, seed=args.seed, walk_steps=args.walk_steps,
                              progress=progress, k=k)
+    except ValueError as exc:
+        fail(CMD, str(exc))
     finally:
         if limits is not None:
             limits.restore_original_limits()
@@ -95,10 +105,14 @@ def run(args) -> int:
     if args.out:
         config = dict(dataset=args.dataset, name=data.name, n=n, d=d, k=k, inits=inits,
                       methods=methods, trials=args.trials, eta=args.eta,
-                      walk_steps=walk_steps, seed=args.seed, wall_seconds=wall,
+                      walk_steps=args.walk_steps, seed=args.seed, wall_seconds=wall,
                       threads=args.threads or os.cpu_count())
-        for path in write_outputs(Path(args.out), data, records, summary, config, methods,
-                                  inits, args.eta, k):
+        try:
+            written = write_outputs(Path(args.out), data, records, summary, config, methods,
+                                    inits, args.eta, k)
+        except OSError as exc:
+            fail(CMD, f"cannot write to {args.out}: {exc}")
+        for path in written:
             print(f"wrote {path}")
     return 0 if bad == 0 else 1
 

@@ -157,3 +157,77 @@ cdef inline int threads_for(int n_threads, Py_ssize_t units, double work,
     if units < n_threads:
         n_threads = <int>units
     return n_threads if n_threads > 1 else 1
+
+
+# -- Ctrl-C in long kernels ------------------------------------------------------------
+#
+# Every kernel that can run for more than ~0.1 s checks for signals between blocks of work,
+# so Ctrl-C stops it within a fraction of a second:
+#
+# 1. Between blocks of about 10-100 ms of work, call `check_interrupt()` from a nogil
+#    section. It briefly takes the GIL and runs the pending signal handlers; True means a
+#    handler raised (Ctrl-C: KeyboardInterrupt) and that exception is now pending. Time a
+#    block by its work (a counter of steps) or by `monotonic_seconds()`, never by a check per
+#    inner iteration: taking the GIL costs about a microsecond, and more if another Python
+#    thread holds it.
+# 2. Python runs signal handlers only in the main thread, so call it from the thread that
+#    called the kernel: between prange loops (split the work into rounds: the usual way),
+#    or inside a parallel section only where `threadid() == 0` (the calling thread is
+#    OpenMP's thread 0); the other threads then watch a shared flag through
+#    `flag_get` / `flag_set` (a shared int, never a prange variable: Cython would make it
+#    private), and the calling thread must keep checking until the others are done (take
+#    work items from a shared `fetch_add` counter instead of prange, so the calling thread
+#    knows when it has run out of work; _potts.alpha_expansion_batch does this).
+# 3. On True, stop and return early from the nogil section (leave outputs unfinished), then
+#    call `raise_interrupt()` right away, before any other Python call: it raises the
+#    pending exception (KeyboardInterrupt) from the def function. Python-level code above
+#    the kernel lets it propagate and must leave nothing half done: an estimator stays
+#    unfitted (set its fitted attributes only after the last kernel returns).
+#
+# Example (a walk in rounds, as _latent.walk does):
+#
+#     while rounds_left:
+#         with nogil:
+#             for b in prange(n_blocks): ...one round of block b...
+#             stopped = check_interrupt()
+#         if stopped:
+#             raise_interrupt()
+from libc.stdint cimport int64_t
+
+
+cdef extern from *:
+    """
+    #include <time.h>
+    static inline double gmm_monotonic_seconds(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+    }
+    static inline int gmm_flag_get(const int *flag) { return __atomic_load_n(flag, __ATOMIC_RELAXED); }
+    static inline void gmm_flag_set(int *flag) { __atomic_store_n(flag, 1, __ATOMIC_RELAXED); }
+    static inline int64_t gmm_fetch_add(int64_t *counter, int64_t v) {
+        return __atomic_fetch_add(counter, v, __ATOMIC_RELAXED);
+    }
+    """
+    double monotonic_seconds "gmm_monotonic_seconds"() noexcept nogil
+    int flag_get "gmm_flag_get"(const int *flag) noexcept nogil
+    void flag_set "gmm_flag_set"(int *flag) noexcept nogil
+    int64_t fetch_add "gmm_fetch_add"(int64_t *counter, int64_t v) noexcept nogil
+
+
+cdef extern from "Python.h":
+    int _gmm_check_signals "PyErr_CheckSignals"() noexcept
+    void* _gmm_err_occurred "PyErr_Occurred"() noexcept
+
+
+cdef inline bint check_interrupt() noexcept nogil:
+    """True if a signal handler raised (Ctrl-C); its exception is then pending (see above)."""
+    with gil:
+        return _gmm_check_signals() != 0
+
+
+cdef inline int raise_interrupt() except -1:
+    """Raise the exception `check_interrupt` left pending (KeyboardInterrupt if none is)."""
+    if _gmm_err_occurred() == NULL:
+        raise KeyboardInterrupt
+    return -1

@@ -512,29 +512,61 @@ def distances(const floating[:, ::1] X, const floating[:, ::1] centers,
                 out[i, j] = <floating>sqrt(t)
 
 
+# Random walks over valid assignments run in rounds: every block of points is one chain with
+# its own running cost, budget and random stream (block_total, block_budget, block_rng);
+# walk_start sets them, each call of walk / _walks.local_walk advances every block by its
+# share of the round. The caller returns to Python between rounds, so Ctrl-C stops a long
+# walk; the chains are the same however the proposals are split into rounds.
+
+def walk_start(const floating[:, ::1] X, const floating[::1] sample_weight,
+               const floating[:, ::1] centers, const int[::1] labels, double[::1] costs,
+               Py_ssize_t block_size, const double[::1] block_slack, uint64_t seed,
+               double[::1] block_total, double[::1] block_budget, uint64_t[::1] block_rng,
+               int n_threads):
+    """Start the chains: per-point costs of `labels`, each block's cost total, its budget
+    (total + its slack) and its random stream (seed, block index)."""
+    cdef Py_ssize_t n = X.shape[0], d = X.shape[1], k = centers.shape[0]
+    cdef Py_ssize_t n_blocks = block_slack.shape[0]
+    cdef Py_ssize_t b, lo
+    if sample_weight.shape[0] != n or labels.shape[0] != n or costs.shape[0] != n \
+            or centers.shape[1] != d or block_size < 1 or n_blocks != (n + block_size - 1) // block_size \
+            or block_total.shape[0] != n_blocks or block_budget.shape[0] != n_blocks \
+            or block_rng.shape[0] != n_blocks:
+        raise ValueError("walk_start: X, sample_weight, labels, costs, centers and the block "
+                         "arrays disagree")
+    if n and (np.asarray(labels).min() < 0 or np.asarray(labels).max() >= k):
+        raise ValueError("walk_start: labels out of range")
+    n_threads = threads_for(n_threads, n_blocks, <double>n * d, _GRAIN)
+    with nogil:
+        for b in prange(n_blocks, schedule="static", num_threads=n_threads):
+            lo = b * block_size
+            block_total[b] = block_costs(&X[0, 0], &sample_weight[0], &centers[0, 0],
+                                         &labels[0], &costs[0], lo, min(lo + block_size, n), d)
+            block_budget[b] = block_total[b] + block_slack[b]
+            block_rng[b] = gmm_rng_stream(seed, <uint64_t>b)
+
+
 cdef int64_t _walk_block(const floating* X, const floating* sw, const floating* C,
                          int* labels, double* costs, Py_ssize_t lo, Py_ssize_t hi,
-                         Py_ssize_t d, Py_ssize_t k, double slack, int64_t n_steps,
-                         uint64_t state) noexcept nogil:
-    """Metropolis walk over the assignments of points lo..hi-1.
+                         Py_ssize_t d, Py_ssize_t k, double* running, double budget,
+                         int64_t n_steps, uint64_t* rng) noexcept nogil:
+    """Metropolis walk over the assignments of points lo..hi-1, `n_steps` proposals.
 
-    Starts at the given labels, proposes moving a uniformly drawn point to a
-    uniformly drawn other cluster, and accepts iff the block's cost stays
-    within its start cost plus `slack`. The proposal is symmetric and the
-    acceptance is the indicator of validity, so the walk targets the uniform
-    distribution on the valid assignments of the block. O(d) per proposal.
+    Proposes moving a uniformly drawn point to a uniformly drawn other cluster,
+    and accepts iff the block's cost stays within `budget`. The proposal is
+    symmetric and the acceptance is the indicator of validity, so the walk
+    targets the uniform distribution on the valid assignments of the block.
+    O(d) per proposal. `running` (the block's cost) and `rng` carry over rounds.
     """
     cdef Py_ssize_t i
     cdef uint32_t nb = <uint32_t>(hi - lo)
     cdef uint32_t km1 = <uint32_t>(k - 1)
-    cdef uint64_t r
+    cdef uint64_t r, state = rng[0]
     cdef int zi, j
-    cdef double total = 0.0, budget, c, t0, t1, nt
+    cdef double total = running[0], c, t0, t1, nt
     cdef int64_t step, accepted = 0
     cdef const floating* xi
     cdef const floating* cj
-    total = block_costs(X, sw, C, labels, costs, lo, hi, d)
-    budget = total + slack
     for step in range(n_steps):
         r = gmm_rng_next(&state)
         i = lo + gmm_rng_bounded(<uint32_t>(r >> 32), nb, &state)
@@ -556,35 +588,42 @@ cdef int64_t _walk_block(const floating* X, const floating* sw, const floating* 
             costs[i] = c
             total = nt
             accepted += 1
+    running[0] = total
+    rng[0] = state
     return accepted
 
 
 def walk(const floating[:, ::1] X, const floating[::1] sample_weight,
          const floating[:, ::1] centers, int[::1] labels, double[::1] costs,
-         Py_ssize_t block_size, const double[::1] block_slack,
-         const int64_t[::1] block_steps, uint64_t seed, int64_t[::1] block_accepted,
-         int n_threads):
-    """Random walk over valid assignments, one independent chain per block of points.
+         Py_ssize_t block_size, const int64_t[::1] block_steps, double[::1] block_total,
+         const double[::1] block_budget, uint64_t[::1] block_rng,
+         int64_t[::1] block_accepted, int n_threads):
+    """One round of the random walk over valid assignments (see walk_start).
 
-    Block b holds points [b * block_size, (b + 1) * block_size) and may spend
-    `block_slack[b]` above its start cost. Writes the new `labels`, their
-    per-point `costs` and the accepted moves per block.
+    Block b holds points [b * block_size, (b + 1) * block_size) and makes
+    `block_steps[b]` proposals; the new `labels`, their per-point `costs`, and
+    the accepted moves (added to `block_accepted`) are written.
     """
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1], k = centers.shape[0]
-    cdef Py_ssize_t n_blocks = block_slack.shape[0]
-    cdef Py_ssize_t b, lo, hi
+    cdef Py_ssize_t n_blocks = block_steps.shape[0]
+    cdef Py_ssize_t b, lo
+    if sample_weight.shape[0] != n or labels.shape[0] != n or costs.shape[0] != n \
+            or centers.shape[1] != d or block_size < 1 or n_blocks != (n + block_size - 1) // block_size \
+            or block_total.shape[0] != n_blocks or block_budget.shape[0] != n_blocks \
+            or block_rng.shape[0] != n_blocks or block_accepted.shape[0] != n_blocks:
+        raise ValueError("walk: X, sample_weight, labels, costs, centers and the block arrays "
+                         "disagree")
     if n == 0 or k < 2:
-        block_accepted[:] = 0
         return
     n_threads = threads_for(n_threads, n_blocks, <double>np.asarray(block_steps).sum() * d,
                             _GRAIN)
     with nogil:
         for b in prange(n_blocks, schedule="dynamic", num_threads=n_threads):
             lo = b * block_size
-            hi = min(lo + block_size, n)
-            block_accepted[b] = _walk_block(
+            block_accepted[b] += _walk_block(
                 &X[0, 0], &sample_weight[0], &centers[0, 0], &labels[0], &costs[0],
-                lo, hi, d, k, block_slack[b], block_steps[b], gmm_rng_stream(seed, <uint64_t>b))
+                lo, min(lo + block_size, n), d, k, &block_total[b], block_budget[b],
+                block_steps[b], &block_rng[b])
 
 
 def pp_width():

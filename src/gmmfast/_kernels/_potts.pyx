@@ -23,11 +23,29 @@
 # double whatever the unary dtype; a move is accepted only if the exactly
 # recomputed energy strictly decreases, so the energy never increases even
 # under rounding, and the loop terminates.
-from cython.parallel cimport prange, parallel
+#
+# Node indices are int, and arc 4 p + d must fit: grids have at most MAX_NODES
+# nodes (indices into the unary table, p * L + l, are Py_ssize_t).
+#
+# Ctrl-C: one move on a large grid takes seconds, so the max-flow checks for
+# signals as it goes (see _common.pxd). Threads take grids from a shared
+# counter; the calling thread (OpenMP thread 0) checks signals every
+# _CHECK_SECONDS while it works and, once it runs out of grids, until the
+# others finish; every thread watches the shared stop flag.
+from cython.parallel cimport prange, parallel, threadid
 from libc.stdlib cimport malloc, free
 from libc.stdint cimport int32_t, int64_t
+from posix.unistd cimport usleep
 
-from ._common cimport floating
+from ._common cimport (floating, check_interrupt, raise_interrupt, monotonic_seconds,
+                       flag_get, flag_set, fetch_add)
+
+#: Largest grid (H * W nodes): arc indices 4 p + d must fit in an int.
+MAX_NODES = (1 << 29) - 1
+cdef Py_ssize_t _MAX_NODES = MAX_NODES
+#: Seconds between signal checks, and max-flow steps between looks at the clock.
+cdef double _CHECK_SECONDS = 0.02
+cdef int64_t _POLL_OPS = 1 << 14
 
 ctypedef fused integral:
     int32_t
@@ -55,24 +73,33 @@ cdef struct Work:
     int* orphans       # n orphan stack
     int* labels        # n current labeling
     int* cand          # n candidate labeling
+    int* stop          # shared flag: a signal handler raised, every thread stops
+    bint checker       # this thread (the caller's) runs the signal checks
+    double next_check  # monotonic seconds of its next check
 
 
-cdef Work* _work_new(int H, int W) noexcept nogil:
+cdef Work* _work_new(int H, int W, int* stop, bint checker) noexcept nogil:
+    """Buffers for one thread; H * W <= MAX_NODES (checked by the caller)."""
     cdef Work* w = <Work*>malloc(sizeof(Work))
     cdef int n = H * W, p, r, c
+    cdef size_t nn = <size_t>n
+    cdef Py_ssize_t a
     if w == NULL:
         return NULL
     w.n = n
-    w.rc = <double*>malloc(4 * (n + 1) * sizeof(double))
-    w.tr = <double*>malloc((n + 1) * sizeof(double))
-    w.nbr = <int*>malloc(4 * n * sizeof(int))
-    w.tree = <signed char*>malloc((n + 1) * sizeof(signed char))
-    w.parent = <signed char*>malloc((n + 1) * sizeof(signed char))
-    w.in_queue = <char*>malloc(n * sizeof(char))
-    w.queue = <int*>malloc(n * sizeof(int))
-    w.orphans = <int*>malloc(n * sizeof(int))
-    w.labels = <int*>malloc(n * sizeof(int))
-    w.cand = <int*>malloc(n * sizeof(int))
+    w.stop = stop
+    w.checker = checker
+    w.next_check = monotonic_seconds() + _CHECK_SECONDS
+    w.rc = <double*>malloc(4 * (nn + 1) * sizeof(double))
+    w.tr = <double*>malloc((nn + 1) * sizeof(double))
+    w.nbr = <int*>malloc(4 * nn * sizeof(int))
+    w.tree = <signed char*>malloc((nn + 1) * sizeof(signed char))
+    w.parent = <signed char*>malloc((nn + 1) * sizeof(signed char))
+    w.in_queue = <char*>malloc(nn * sizeof(char))
+    w.queue = <int*>malloc(nn * sizeof(int))
+    w.orphans = <int*>malloc(nn * sizeof(int))
+    w.labels = <int*>malloc(nn * sizeof(int))
+    w.cand = <int*>malloc(nn * sizeof(int))
     if (w.rc == NULL or w.tr == NULL or w.nbr == NULL or w.tree == NULL or w.parent == NULL
             or w.in_queue == NULL or w.queue == NULL or w.orphans == NULL or w.labels == NULL
             or w.cand == NULL):
@@ -85,8 +112,8 @@ cdef Work* _work_new(int H, int W) noexcept nogil:
             w.nbr[4 * p + 1] = p + W if r + 1 < H else n
             w.nbr[4 * p + 2] = p - 1 if c > 0 else n
             w.nbr[4 * p + 3] = p - W if r > 0 else n
-    for r in range(4 * (n + 1)):
-        w.rc[r] = 0.0
+    for a in range(4 * (<Py_ssize_t>n + 1)):
+        w.rc[a] = 0.0
     w.tr[n] = 0.0
     w.tree[n] = BLOCKED
     w.parent[n] = NO_PARENT
@@ -109,11 +136,28 @@ cdef void _work_free(Work* w) noexcept nogil:
     free(w)
 
 
-cdef void _maxflow(Work* w) noexcept nogil:
+cdef bint _stopped(Work* w) noexcept nogil:
+    """True once any thread saw a signal handler raise; the checker thread checks signals
+    here every _CHECK_SECONDS (call it every _POLL_OPS steps of work or so)."""
+    cdef double now
+    if flag_get(w.stop):
+        return True
+    if w.checker:
+        now = monotonic_seconds()
+        if now >= w.next_check:
+            w.next_check = now + _CHECK_SECONDS
+            if check_interrupt():
+                flag_set(w.stop)
+                return True
+    return False
+
+
+cdef bint _maxflow(Work* w) noexcept nogil:
     """Boykov-Kolmogorov max-flow on the residual graph (w.rc, w.tr), in place.
 
     On return w.tree[p] == SRC exactly for the nodes reachable from the source
-    in the residual graph: the source side of a minimum cut.
+    in the residual graph: the source side of a minimum cut. Returns True if
+    stopped early by a signal (see _stopped): the cut is then meaningless.
     """
     cdef int n = w.n
     cdef double* rc = w.rc
@@ -129,6 +173,7 @@ cdef void _maxflow(Work* w) noexcept nogil:
     cdef int p, q, d, a, ad, b, x, y, pd, t, k, newp, fp = 0, fd = 0
     cdef bint found
     cdef double cap, f
+    cdef int64_t ops = 0, next_poll = _POLL_OPS
 
     # Saturate the paths s -> p -> q -> t first: on grids they carry most of
     # the flow and need no search trees.
@@ -176,6 +221,11 @@ cdef void _maxflow(Work* w) noexcept nogil:
         # Growth: expand active nodes until the trees touch.
         found = False
         while count > 0:
+            ops += 1
+            if ops >= next_poll:
+                next_poll = ops + _POLL_OPS
+                if _stopped(w):
+                    return True
             p = queue[head]
             t = tree[p]
             if t == SRC:
@@ -222,7 +272,7 @@ cdef void _maxflow(Work* w) noexcept nogil:
                 head = 0
             count -= 1
         if not found:
-            return
+            return False
 
         # The bridging arc a -> b, a in the source tree, b in the sink tree.
         if tree[fp] == SRC:
@@ -299,6 +349,11 @@ cdef void _maxflow(Work* w) noexcept nogil:
         # the terminal, or free it and orphan its children. (Kolmogorov's
         # distance/time-stamp heuristic was measured slower on 10 x 10 grids.)
         while n_orph > 0:
+            ops += 1
+            if ops >= next_poll:
+                next_poll = ops + _POLL_OPS
+                if _stopped(w):
+                    return True
             n_orph -= 1
             x = orphans[n_orph]
             t = tree[x]
@@ -316,6 +371,7 @@ cdef void _maxflow(Work* w) noexcept nogil:
                 j = y
                 while parent[j] != TERMINAL and parent[j] != NO_PARENT:
                     j = nbr[4 * j + parent[j]]
+                    ops += 1
                 if parent[j] == TERMINAL:
                     newp = d
                     break
@@ -349,7 +405,7 @@ cdef double _energy(const floating* U, int L, const int* z, int H, int W,
     cdef int64_t cut = 0
     cdef int r, c, p
     for p in range(H * W):
-        s = s + <double>U[p * L + z[p]]
+        s = s + <double>U[<Py_ssize_t>p * L + z[p]]
     for r in range(H):
         for c in range(W):
             p = r * W + c
@@ -364,7 +420,7 @@ cdef void _build_binary(Work* w, const floating* U, int L, double lam) noexcept 
     """The two-label problem itself: x_p = z_p, source side = label 0."""
     cdef int p, d, q
     for p in range(w.n):
-        w.tr[p] = <double>U[p * L + 1] - <double>U[p * L]
+        w.tr[p] = <double>U[<Py_ssize_t>p * L + 1] - <double>U[<Py_ssize_t>p * L]
         for d in range(4):
             w.rc[4 * p + d] = lam if w.nbr[4 * p + d] < w.n else 0.0
 
@@ -383,7 +439,8 @@ cdef void _build_expansion(Work* w, const floating* U, int L, int alpha, double 
     cdef double half = 0.5 * lam, c
     for p in range(n):
         fp = z[p]
-        w.tr[p] = 0.0 if fp == alpha else <double>U[p * L + alpha] - <double>U[p * L + fp]
+        w.tr[p] = (0.0 if fp == alpha else <double>U[<Py_ssize_t>p * L + alpha]
+                   - <double>U[<Py_ssize_t>p * L + fp])
     for p in range(n):
         fp = z[p]
         for d in range(2):
@@ -409,7 +466,8 @@ cdef void _build_expansion(Work* w, const floating* U, int L, int alpha, double 
 
 cdef int _solve(Work* w, const floating* U, int H, int W, int L, double lam,
                 bint have_start, int max_moves, double* energy, double* trace) noexcept nogil:
-    """Alpha-expansion on one grid from w.labels (or the unary argmin); returns the moves made.
+    """Alpha-expansion on one grid from w.labels (or the unary argmin); returns the moves made,
+    or -1 if stopped by a signal (see _stopped).
 
     trace (may be NULL) receives the energy before any move and after each move.
     """
@@ -419,9 +477,9 @@ cdef int _solve(Work* w, const floating* U, int H, int W, int L, double lam,
     if not have_start:
         for p in range(n):
             best = 0
-            bv = <double>U[p * L]
+            bv = <double>U[<Py_ssize_t>p * L]
             for j in range(1, L):
-                v = <double>U[p * L + j]
+                v = <double>U[<Py_ssize_t>p * L + j]
                 if v < bv:
                     bv = v
                     best = j
@@ -434,13 +492,15 @@ cdef int _solve(Work* w, const floating* U, int H, int W, int L, double lam,
         energy[0] = e
         return 0
     while moves < max_moves:
+        if _stopped(w):
+            return -1
         if lam == 0.0:
             # The per-node argmin is the exact optimum.
             for p in range(n):
                 best = 0
-                bv = <double>U[p * L]
+                bv = <double>U[<Py_ssize_t>p * L]
                 for j in range(1, L):
-                    v = <double>U[p * L + j]
+                    v = <double>U[<Py_ssize_t>p * L + j]
                     if v < bv:
                         bv = v
                         best = j
@@ -449,13 +509,15 @@ cdef int _solve(Work* w, const floating* U, int H, int W, int L, double lam,
         elif L == 2:
             # One binary cut is the exact optimum.
             _build_binary(w, U, L, lam)
-            _maxflow(w)
+            if _maxflow(w):
+                return -1
             for p in range(n):
                 w.cand[p] = 0 if w.tree[p] == SRC else 1
             fails = need
         else:
             _build_expansion(w, U, L, alpha, lam)
-            _maxflow(w)
+            if _maxflow(w):
+                return -1
             changed = 0
             for p in range(n):
                 if w.tree[p] == SRC or w.labels[p] == alpha:
@@ -488,39 +550,61 @@ cdef int _solve(Work* w, const floating* U, int H, int W, int L, double lam,
 
 def alpha_expansion_batch(const floating[:, :, :, ::1] unary, double lam,
                           const int32_t[:, :, ::1] labels0, bint have_start, int max_moves,
-                          int32_t[:, :, ::1] labels, double[::1] energy, int32_t[::1] n_moves,
+                          int32_t[:, :, ::1] labels, double[::1] energy,
                           double[:, ::1] trace, bint record, int n_threads):
     """Alpha-expansion on each of n grids: unary (n, H, W, L) -> labels (n, H, W).
 
     labels0 is read only if have_start; trace (n, max_moves + 1) is written
-    only if record (NaN after the last move). Raises MemoryError if a
-    thread's buffers cannot be allocated.
+    only if record (NaN after the last move). Raises ValueError for a grid of
+    more than MAX_NODES nodes, MemoryError if a thread's buffers cannot be
+    allocated, KeyboardInterrupt on Ctrl-C (outputs then unfinished).
     """
     cdef Py_ssize_t n = unary.shape[0]
+    cdef Py_ssize_t N = unary.shape[1] * unary.shape[2]
     cdef int H = <int>unary.shape[1], W = <int>unary.shape[2], L = <int>unary.shape[3]
-    cdef int N = H * W
     cdef Py_ssize_t i
-    cdef int p, failed = 0
+    cdef int p, moves
+    cdef int64_t counters[2]   # [0]: next grid to take, [1]: grids finished
+    cdef int flags[2]          # [0]: stop (a signal handler raised), [1]: allocation failed
     cdef Work* w = NULL
     cdef double* tr_row
     if n == 0:
         return
+    if N > _MAX_NODES or unary.shape[3] > 2147483647:
+        raise ValueError(f"alpha_expansion: grids of at most {MAX_NODES} nodes and 2**31 - 1 "
+                         f"labels, got {unary.shape[1]} x {unary.shape[2]} x {unary.shape[3]}.")
+    counters[0] = 0
+    counters[1] = 0
+    flags[0] = 0
+    flags[1] = 0
+    n_threads = max(1, min(n_threads, n))
     with nogil, parallel(num_threads=n_threads):
-        w = _work_new(H, W)
-        for i in prange(n, schedule="dynamic"):
+        w = _work_new(H, W, &flags[0], threadid() == 0)
+        while True:
+            i = fetch_add(&counters[0], 1)
+            if i >= n:
+                break
             if w == NULL:
-                failed += 1
-            else:
+                flag_set(&flags[1])
+            elif not flag_get(&flags[0]):
                 if have_start:
                     for p in range(N):
                         w.labels[p] = labels0[i, p // W, p % W]
                 tr_row = &trace[i, 0] if record else NULL
-                n_moves[i] = _solve(w, &unary[i, 0, 0, 0], H, W, L, lam, have_start, max_moves,
-                                    &energy[i], tr_row)
-                for p in range(N):
-                    labels[i, p // W, p % W] = w.labels[p]
+                moves = _solve(w, &unary[i, 0, 0, 0], H, W, L, lam, have_start, max_moves,
+                               &energy[i], tr_row)
+                if moves >= 0:
+                    for p in range(N):
+                        labels[i, p // W, p % W] = w.labels[p]
+            fetch_add(&counters[1], 1)
+        if w != NULL and w.checker:
+            # only this thread can run signal handlers: keep checking until the others finish
+            while fetch_add(&counters[1], 0) < n and not _stopped(w):
+                usleep(200)
         _work_free(w)
-    if failed:
+    if flags[0]:
+        raise_interrupt()
+    if flags[1]:
         raise MemoryError("alpha_expansion: could not allocate the per-thread buffers.")
 
 

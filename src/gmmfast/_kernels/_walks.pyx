@@ -27,7 +27,7 @@ from libc.math cimport exp, INFINITY
 import numpy as np
 
 from ._common cimport (
-    threads_for, block_costs,
+    threads_for,
     floating, sqdist, gmm_rng_next, gmm_rng_stream, gmm_rng_bounded, gmm_rng_uniform,
 )
 
@@ -70,8 +70,8 @@ cdef inline bint _adjacent(const int* indices, int lo, int hi, int j) noexcept n
 cdef int64_t _local_block(const floating* X, const floating* sw, const floating* C,
                           const int* indptr, const int* indices, double eps,
                           int* labels, double* costs, Py_ssize_t lo, Py_ssize_t hi,
-                          Py_ssize_t d, Py_ssize_t k, double slack, int64_t n_steps,
-                          uint64_t state) noexcept nogil:
+                          Py_ssize_t d, Py_ssize_t k, double* running, double budget,
+                          int64_t n_steps, uint64_t* rng) noexcept nogil:
     """Metropolis-Hastings walk over the assignments of points lo..hi-1.
 
     Proposal: a point i uniformly, then with probability eps a uniformly drawn
@@ -79,19 +79,18 @@ cdef int64_t _local_block(const floating* X, const floating* sw, const floating*
     center graph. q(a -> j) = eps / (k - 1) + (1 - eps) [j ~ a] / deg(a);
     the graph is symmetric, so the move is accepted with probability
     [valid] * min(1, q(j -> a) / q(a -> j)): the uniform distribution on the
-    valid assignments of the block is the stationary distribution.
+    valid assignments of the block is the stationary distribution. `running` (the
+    block's cost) and `rng` carry over rounds (see _kmeans.walk_start).
     """
     cdef Py_ssize_t i
     cdef uint32_t nb = <uint32_t>(hi - lo)
     cdef uint32_t km1 = <uint32_t>(k - 1)
     cdef double q_unif = eps / <double>(k - 1)
-    cdef uint64_t r
+    cdef uint64_t r, state = rng[0]
     cdef int a, j, da, dj, p0
     cdef bint adj
-    cdef double total = 0.0, budget, c, nt, q_fwd, q_rev
+    cdef double total = running[0], c, nt, q_fwd, q_rev
     cdef int64_t step, accepted = 0
-    total = block_costs(X, sw, C, labels, costs, lo, hi, d)
-    budget = total + slack
     for step in range(n_steps):
         r = gmm_rng_next(&state)
         i = lo + gmm_rng_bounded(<uint32_t>(r >> 32), nb, &state)
@@ -120,26 +119,36 @@ cdef int64_t _local_block(const floating* X, const floating* sw, const floating*
         costs[i] = c
         total = nt
         accepted += 1
+    running[0] = total
+    rng[0] = state
     return accepted
 
 
 def local_walk(const floating[:, ::1] X, const floating[::1] sample_weight,
                const floating[:, ::1] centers, const int[::1] indptr, const int[::1] indices,
                double eps, int[::1] labels, double[::1] costs, Py_ssize_t block_size,
-               const double[::1] block_slack, const int64_t[::1] block_steps, uint64_t seed,
+               const int64_t[::1] block_steps, double[::1] block_total,
+               const double[::1] block_budget, uint64_t[::1] block_rng,
                int64_t[::1] block_accepted, int n_threads):
-    """Metropolis-Hastings walk with center-graph proposals, one chain per block of points.
+    """One round of the Metropolis-Hastings walk with center-graph proposals, one chain per
+    block of points (started by _kmeans.walk_start).
 
     `indptr`/`indices` is the symmetric center graph in CSR form with sorted
-    rows. Block b holds points [b * block_size, (b + 1) * block_size) and may
-    spend `block_slack[b]` above its start cost. Writes the new `labels`,
-    their per-point `costs` and the accepted moves per block.
+    rows. Block b holds points [b * block_size, (b + 1) * block_size) and makes
+    `block_steps[b]` proposals. Writes the new `labels`, their per-point
+    `costs` and adds the accepted moves to `block_accepted`.
     """
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1], k = centers.shape[0]
-    cdef Py_ssize_t n_blocks = block_slack.shape[0]
+    cdef Py_ssize_t n_blocks = block_steps.shape[0]
     cdef Py_ssize_t b, lo, hi
+    if sample_weight.shape[0] != n or labels.shape[0] != n or costs.shape[0] != n \
+            or centers.shape[1] != d or block_size < 1 or n_blocks != (n + block_size - 1) // block_size \
+            or block_total.shape[0] != n_blocks or block_budget.shape[0] != n_blocks \
+            or block_rng.shape[0] != n_blocks or block_accepted.shape[0] != n_blocks \
+            or indptr.shape[0] != k + 1:
+        raise ValueError("local_walk: X, sample_weight, labels, costs, centers, the graph and "
+                         "the block arrays disagree")
     if n == 0 or k < 2:
-        block_accepted[:] = 0
         return
     n_threads = threads_for(n_threads, n_blocks,
                             <double>np.asarray(block_steps).sum() * (d + 4), _GRAIN)
@@ -147,10 +156,10 @@ def local_walk(const floating[:, ::1] X, const floating[::1] sample_weight,
         for b in prange(n_blocks, schedule="dynamic", num_threads=n_threads):
             lo = b * block_size
             hi = min(lo + block_size, n)
-            block_accepted[b] = _local_block(
+            block_accepted[b] += _local_block(
                 &X[0, 0], &sample_weight[0], &centers[0, 0], &indptr[0], &indices[0], eps,
-                &labels[0], &costs[0], lo, hi, d, k, block_slack[b], block_steps[b],
-                gmm_rng_stream(seed, <uint64_t>b))
+                &labels[0], &costs[0], lo, hi, d, k, &block_total[b], block_budget[b],
+                block_steps[b], &block_rng[b])
 
 
 def candidate_deltas(const floating[:, ::1] X, const floating[::1] sample_weight,

@@ -16,10 +16,13 @@ import numpy as np
 
 from .._kernels import _kmeans as K
 from .._kernels._common import openmp_max_threads
-from .._validation import check_array, check_int, check_random_state, check_sample_weight, draw_seed
+from .._validation import (check_int, check_random_state, check_real, check_sample_weight,
+                           check_threads, draw_seed)
 from ..core import Selection
-from ..latent import WALK_BLOCK, block_plan, repair
+from ..latent import WALK_BLOCK, repair
 from . import _merge, _samplers
+from ._samplers import walk_rounds
+from ._data import check_centers, check_data
 from ._merge import ClusterSums, MergeBound
 
 CHUNK = K.CHUNK
@@ -213,10 +216,13 @@ def walk(X: np.ndarray, sw: np.ndarray, centers: np.ndarray, start: np.ndarray,
     if k < 2 or n_steps == 0:
         labeling_cost(X, sw, centers, labels, n_threads, costs)
         return WalkResult(labels=labels, costs=costs, value=start_value, proposals=0, accepted=0)
-    block_slack, block_steps = block_plan(n, block_size, budget - start_value, n_steps)
-    accepted = np.zeros(block_slack.shape[0], dtype=np.int64)
-    K.walk(X, sw, centers, labels, costs, block_size, block_slack, block_steps, seed,
-           accepted, n_threads)
+
+    def step(todo, total, budget_, rng, accepted):
+        K.walk(X, sw, centers, labels, costs, block_size, todo, total, budget_, rng, accepted,
+               n_threads)
+
+    accepted = walk_rounds(X, sw, centers, labels, costs, block_size, budget - start_value,
+                           n_steps, seed, n_threads, step)
     value = labeling_cost(X, sw, centers, labels, n_threads)
     if value > budget:
         start_costs = np.empty(n)
@@ -224,7 +230,7 @@ def walk(X: np.ndarray, sw: np.ndarray, centers: np.ndarray, start: np.ndarray,
         value = repair(labels, start, costs, start_costs, budget,
                        lambda z: labeling_cost(X, sw, centers, z, n_threads))
     return WalkResult(labels=labels, costs=costs, value=value, proposals=n_steps,
-                      accepted=int(accepted.sum()))
+                      accepted=accepted)
 
 
 def sample_assignment(X: Any, centers: Any, labels: Any, budget: float, n_steps: int,
@@ -257,10 +263,8 @@ def sample_assignment(X: Any, centers: Any, labels: Any, budget: float, n_steps:
     n_accepted : int
         Number of accepted moves.
     """
-    X = check_array(X, "X")
-    centers = check_array(centers, "centers", dtype=X.dtype)
-    if centers.shape[1] != X.shape[1]:
-        raise ValueError(f"centers must have {X.shape[1]} columns like X, got {centers.shape}.")
+    X = check_data(X, "X")
+    centers = check_centers(centers, X)
     labels = np.asarray(labels)
     if labels.shape != (X.shape[0],) or labels.dtype.kind not in "iu":
         raise ValueError(f"labels must be integers of shape ({X.shape[0]},), got "
@@ -268,8 +272,7 @@ def sample_assignment(X: Any, centers: Any, labels: Any, budget: float, n_steps:
     if labels.size and (labels.min() < 0 or labels.max() >= centers.shape[0]):
         raise ValueError(f"labels must lie in [0, {centers.shape[0] - 1}].")
     n_steps = check_int(n_steps, "n_steps", 0)
-    if not np.isfinite(budget):
-        raise ValueError(f"budget must be a finite number, got {budget!r}.")
+    budget = check_real(budget, "budget")
     sw = check_sample_weight(sample_weight, X.shape[0], X.dtype)
     labels = np.ascontiguousarray(labels, dtype=np.int32)
     rng = check_random_state(random_state)
@@ -286,6 +289,21 @@ def balanced_bias(labels: np.ndarray, costs: np.ndarray) -> float:
     Larger when points are spread evenly over clusters; an empty or starving
     cluster lowers it. Used by ``selection="balanced"``.
     """
+    try:
+        labels = np.asarray(labels)
+    except ValueError as exc:       # ragged
+        raise ValueError(f"labels must be an array of integers: {exc}") from None
+    if labels.ndim != 1 or labels.shape[0] == 0 or labels.dtype.kind not in "iu":
+        raise ValueError(f"labels must be a non-empty 1-D array of integers, got "
+                         f"{labels.dtype} of shape {labels.shape}.")
+    if labels.min() < 0 or labels.max() > np.iinfo(np.int32).max:
+        raise ValueError(f"labels must lie in [0, {np.iinfo(np.int32).max}].")
+    try:
+        shape = np.shape(costs)
+    except ValueError as exc:       # ragged
+        raise ValueError(f"costs must be an array of numbers: {exc}") from None
+    if shape != labels.shape:
+        raise ValueError(f"costs must have the shape of labels {labels.shape}, got {shape}.")
     counts = np.bincount(labels)
     p = counts[counts > 0] / labels.shape[0]
     return float(-(p * np.log(p)).sum())
@@ -294,24 +312,24 @@ def balanced_bias(labels: np.ndarray, costs: np.ndarray) -> float:
 class KMeansBounds:
     """The k-means bound family for :func:`gmmfast.core.generalized_mm`.
 
-    ``w`` is a (k, d) array of centers. A bound is either an int32 label array
-    (random and biased selections) or, with ``sums``, a
+    ``w`` is a (k, d) array of centers of X's dtype. A bound is either an int32
+    label array (random and biased selections) or a
     :class:`~gmmfast.cluster._merge.MergeBound` built from per-cluster sums (MM and
     merge-split: then every iteration is one pass over X, and nothing but sums is
     needed to evaluate and minimise a bound). Evaluations at a new ``w`` are fused
     into one pass over X: the pass that finds the nearest centers (F(w) and the
     touching bound) also gives the sums, or the value of the previous label bound.
     Cached results are matched by object identity, so the numbers are those a fresh
-    computation would give.
+    computation would give. ``selection="merge-split"`` in
+    :func:`~gmmfast.core.generalized_mm` names :meth:`merge_split`.
 
     Parameters
     ----------
-    X, sample_weight : validated contiguous arrays of one float dtype
-    walk_steps : int
+    X : array of shape (n, d), float32 or float64
+    sample_weight : array of shape (n,), non-negative with a positive sum
+    walk_steps : int >= 0
         Proposals per random selection.
-    n_threads : int
-    sums : bool
-        Bounds from per-cluster sums (MM and merge-split selections).
+    n_threads : int >= 1
     n_candidates : int
         Random valid bounds drawn for a biased selection (plus the touching one).
     sampler : {"uniform", "local", "gibbs"}
@@ -334,23 +352,30 @@ class KMeansBounds:
         (:class:`Bounds`; 16 bytes per row); the results are the same.
     """
 
+    #: Selections :func:`~gmmfast.core.generalized_mm` accepts by name besides "mm", "random".
+    named_biases = ("merge-split",)
+
     def __init__(self, X: np.ndarray, sample_weight: np.ndarray, *, walk_steps: int,
-                 n_threads: int, sums: bool = False, n_candidates: int = 8,
+                 n_threads: int, n_candidates: int = 8,
                  block_size: int = WALK_BLOCK, sampler: str = "uniform",
                  n_neighbors: int = 8, local_eps: float = 0.05, relocate_empty: bool = False,
                  seed: int = 0, prune: bool = True):
+        X = check_data(X, "X")
+        if sampler not in _samplers.SAMPLERS:
+            raise ValueError(f"sampler must be one of {_samplers.SAMPLERS}, got {sampler!r}.")
         self.X = X
-        self.sw = sample_weight
-        self.walk_steps = walk_steps
-        self.n_threads = n_threads
-        self.sums = sums
-        self.n_candidates = n_candidates
-        self.block_size = block_size
+        self.sw = check_sample_weight(sample_weight, X.shape[0], X.dtype)
+        self.walk_steps = check_int(walk_steps, "walk_steps", 0)
+        self.n_threads = check_threads(n_threads)
+        self.n_candidates = check_int(n_candidates, "n_candidates", 0)
+        self.block_size = check_int(block_size, "block_size", 1)
         self.sampler = sampler
-        self.n_neighbors = n_neighbors
-        self.local_eps = local_eps
-        self.relocate_empty = relocate_empty
-        self.seed = seed
+        self.n_neighbors = check_int(n_neighbors, "n_neighbors", 1)
+        self.local_eps = check_real(local_eps, "local_eps", 0.0)
+        if self.local_eps > 1:
+            raise ValueError(f"local_eps must be in [0, 1], got {local_eps!r}.")
+        self.relocate_empty = bool(relocate_empty)
+        self.seed = check_int(seed, "seed", 0)
         self.bounds = Bounds(X) if prune else None
         self.n_passes = 0
         self._at: Optional[Assignment] = None
@@ -361,12 +386,19 @@ class KMeansBounds:
     def _assignment(self, w: np.ndarray, prev_labels: Optional[np.ndarray] = None) -> Assignment:
         a = self._at
         if a is None or a.w is not w:
+            if not (isinstance(w, np.ndarray) and w.ndim == 2 and w.dtype == self.X.dtype
+                    and w.flags.c_contiguous and w.shape[0] >= 1):
+                raise ValueError(f"centers (w) must be a C-contiguous 2-D array of X's dtype "
+                                 f"{self.X.dtype} with at least one row, got "
+                                 f"{getattr(w, 'dtype', type(w).__name__)} of shape "
+                                 f"{np.shape(w)}.")
+            check_centers(w, self.X, "centers (w)")
             sample_seed = None
-            if self.sums and self.relocate_empty:
+            if self.relocate_empty:
                 sample_seed = int(np.random.SeedSequence([self.seed, self.n_passes])
                                   .generate_state(1, np.uint64)[0])
             a = assign(self.X, self.sw, w, self.n_threads, prev_labels=prev_labels,
-                       with_sums=self.sums, sample_seed=sample_seed,
+                       with_sums=True, sample_seed=sample_seed,
                        old_labels=None if a is None else a.labels, bounds=self.bounds)
             self.n_passes += 1
             self._at = a
@@ -385,8 +417,7 @@ class KMeansBounds:
         return self._assignment(w).labels
 
     def touching(self, w: np.ndarray) -> Any:
-        a = self._assignment(w)
-        return _merge.touching(a.sums) if self.sums else a.labels
+        return _merge.touching(self._assignment(w).sums)
 
     def bound_value(self, bound: Any, w: np.ndarray) -> float:
         if isinstance(bound, MergeBound):

@@ -2,22 +2,24 @@
 from __future__ import annotations
 
 import math
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 
 from .._kernels import _kmeans as K
 from .._kernels._common import openmp_max_threads
-from .._validation import draw_seed
+from .._validation import (check_int, check_random_state, check_real, check_sample_weight,
+                           check_threads, draw_seed)
 from ._bounds import assign
+from ._data import check_data
 
 
 #: Rounds of rejection sampling before k-means++ falls back to a pass that applies the update.
 _MAX_REJECTION_ROUNDS = 8
 
 
-def kmeans_plusplus(X: np.ndarray, n_clusters: int, sample_weight: np.ndarray,
-                    rng: np.random.Generator, *, n_trials: Optional[int] = None,
+def kmeans_plusplus(X: Any, n_clusters: int, sample_weight: Any = None,
+                    random_state: Any = None, *, n_trials: Optional[int] = None,
                     n_threads: Optional[int] = None) -> np.ndarray:
     """Greedy k-means++ seeding (Arthur & Vassilvitskii 2007; 2 + log k trials per center).
 
@@ -34,21 +36,38 @@ def kmeans_plusplus(X: np.ndarray, n_clusters: int, sample_weight: np.ndarray,
 
     Parameters
     ----------
-    X : ndarray (n, d), C-contiguous float32 or float64
-    n_clusters : int
-    sample_weight : ndarray (n,) of X's dtype, non-negative with a positive sum
-    rng : numpy Generator
-    n_trials : int, optional
+    X : array-like (n, d); float32 stays float32, other numbers become float64
+    n_clusters : int in [1, n]
+    sample_weight : array-like (n,), optional
+        Non-negative with a positive sum (default: ones).
+    random_state : None, int, numpy Generator or RandomState
+    n_trials : int >= 1, optional
         Candidates per center (default 2 + int(log k), as scikit-learn).
+    n_threads : int >= 1, optional
 
     Returns
     -------
     centers : ndarray (n_clusters, d) of X's dtype
     """
+    X, k, sw, rng, n_threads = _check(X, n_clusters, sample_weight, random_state, n_threads)
+    if n_trials is not None:
+        n_trials = check_int(n_trials, "n_trials", 1)
+    return _plusplus(X, k, sw, rng, n_trials, n_threads)
+
+
+def _check(X, n_clusters, sample_weight, random_state, n_threads):
+    X = check_data(X, "X")
+    k = check_int(n_clusters, "n_clusters", 1, X.shape[0])
+    sw = check_sample_weight(sample_weight, X.shape[0], X.dtype)
+    rng = check_random_state(random_state)
+    n_threads = openmp_max_threads() if n_threads is None else check_threads(n_threads)
+    return X, k, sw, rng, n_threads
+
+
+def _plusplus(X: np.ndarray, k: int, sample_weight: np.ndarray, rng: np.random.Generator,
+              n_trials: Optional[int], n_threads: int) -> np.ndarray:
+    """kmeans_plusplus on validated arguments."""
     n, d = X.shape
-    k = int(n_clusters)
-    if n_threads is None:
-        n_threads = openmp_max_threads()
     if n_trials is None:
         n_trials = 2 + int(math.log(k))
     width = K.pp_width()
@@ -111,8 +130,8 @@ def kmeans_plusplus(X: np.ndarray, n_clusters: int, sample_weight: np.ndarray,
     return X[rows]
 
 
-def kmeans_parallel(X: np.ndarray, n_clusters: int, sample_weight: np.ndarray,
-                    rng: np.random.Generator, *, oversampling: float = 2.0, rounds: int = 5,
+def kmeans_parallel(X: Any, n_clusters: int, sample_weight: Any = None,
+                    random_state: Any = None, *, oversampling: float = 2.0, rounds: int = 5,
                     n_threads: Optional[int] = None) -> np.ndarray:
     """k-means|| seeding (Bahmani et al. 2012): few passes, then a weighted reduction.
 
@@ -126,13 +145,21 @@ def kmeans_parallel(X: np.ndarray, n_clusters: int, sample_weight: np.ndarray,
     on the weighted candidates picks the k centers. A row's draw depends on its
     global index and the round's seed only (a stream per row), so a chunked
     scheduler draws the same rows. Passes over X: rounds + 2; memory: D (n
-    doubles), a byte per row and the candidates.
+    doubles), a byte per row and the candidates. Parameters as
+    :func:`kmeans_plusplus`, and ``oversampling`` (l / k, > 0) and ``rounds`` (>= 1).
     """
+    X, k, sw, rng, n_threads = _check(X, n_clusters, sample_weight, random_state, n_threads)
+    oversampling = check_real(oversampling, "oversampling", 0.0)
+    if not oversampling > 0:
+        raise ValueError(f"oversampling must be > 0, got {oversampling!r}.")
+    return _parallel(X, k, sw, rng, oversampling, check_int(rounds, "rounds", 1), n_threads)
+
+
+def _parallel(X: np.ndarray, k: int, sample_weight: np.ndarray, rng: np.random.Generator,
+              oversampling: float, rounds: int, n_threads: int) -> np.ndarray:
+    """kmeans_parallel on validated arguments."""
     n, d = X.shape
-    k = int(n_clusters)
-    if n_threads is None:
-        n_threads = openmp_max_threads()
-    ell = float(oversampling) * k
+    ell = oversampling * k
     prob = sample_weight / sample_weight.sum(dtype=np.float64)
     dist = np.full(n, np.inf)
     point_costs = np.empty(n)
@@ -153,4 +180,4 @@ def kmeans_parallel(X: np.ndarray, n_clusters: int, sample_weight: np.ndarray,
             n_cand += new.shape[0]
     C = np.ascontiguousarray(X[np.concatenate(cand)])
     weight = assign(X, sample_weight, C, n_threads, with_sums=True).sums.weight
-    return kmeans_plusplus(C, k, weight.astype(X.dtype), rng, n_threads=n_threads)
+    return _plusplus(C, k, weight.astype(X.dtype), rng, None, n_threads)

@@ -10,11 +10,12 @@ import numpy as np
 from .._base import BaseEstimator
 from .._kernels import _kmeans as K
 from .._kernels._common import openmp_max_threads
-from .._validation import (ConvergenceWarning, blas_single_threaded, check_array, check_int,
+from .._validation import (ConvergenceWarning, blas_single_threaded, check_int,
                            check_random_state, check_sample_weight, check_walk_steps, draw_seed)
 from ..core import GMMResult, check_eta, check_max_iter, check_tol, generalized_mm
 from ._bounds import KMeansBounds, assign, balanced_bias, labeling_cost, update_centers
-from ._init import kmeans_parallel, kmeans_plusplus
+from ._data import check_data
+from ._init import _parallel, _plusplus
 from ._samplers import SAMPLERS
 
 INITS = ("k-means++", "k-means||", "forgy", "random-partition")
@@ -159,7 +160,7 @@ class GMMKMeans(BaseEstimator):
         elif callable(init):
             pass
         else:
-            init = check_array(init, "init", dtype=X.dtype)
+            init = check_data(init, "init", dtype=X.dtype)
             if init.shape != (k, d):
                 raise ValueError(f"init array must have shape (n_clusters, n_features) = "
                                  f"({k}, {d}), got {init.shape}.")
@@ -196,7 +197,7 @@ class GMMKMeans(BaseEstimator):
 
     def _check_test_data(self, X: Any) -> np.ndarray:
         self._check_is_fitted()
-        X = check_array(X, "X")
+        X = check_data(X, "X")
         if X.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is "
                              f"expecting {self.n_features_in_} features as input.")
@@ -208,8 +209,8 @@ class GMMKMeans(BaseEstimator):
         if isinstance(init, np.ndarray):
             return init.copy()
         if callable(init):
-            centers = check_array(init(X, k, rng), "init(X, n_clusters, random_state)",
-                                  dtype=X.dtype)
+            centers = check_data(init(X, k, rng), "init(X, n_clusters, random_state)",
+                                 dtype=X.dtype)
             if centers.shape != (k, X.shape[1]):
                 raise ValueError(f"init callable must return an array of shape ({k}, "
                                  f"{X.shape[1]}), got {centers.shape}.")
@@ -218,8 +219,9 @@ class GMMKMeans(BaseEstimator):
             if init_size is not None and init_size < n:
                 rows = np.sort(rng.choice(n, size=init_size, replace=False))
                 X, sw = np.ascontiguousarray(X[rows]), np.ascontiguousarray(sw[rows])
-            seed = kmeans_plusplus if init == "k-means++" else kmeans_parallel
-            return seed(X, k, sw, rng, n_threads=n_threads)
+            if init == "k-means++":
+                return _plusplus(X, k, sw, rng, None, n_threads)
+            return _parallel(X, k, sw, rng, 2.0, 5, n_threads)
         forgy = X[rng.choice(n, size=k, replace=False)]
         if init == "forgy":
             return np.ascontiguousarray(forgy)
@@ -241,7 +243,7 @@ class GMMKMeans(BaseEstimator):
         -------
         self
         """
-        X = check_array(X, "X")
+        X = check_data(X, "X")
         p = self._check_params(X)
         sw = check_sample_weight(sample_weight, X.shape[0], X.dtype)
         rng = check_random_state(self.random_state)
@@ -261,7 +263,6 @@ class GMMKMeans(BaseEstimator):
                           f"({p['init'] if isinstance(p['init'], str) else 'given'}) "
                           f"{time.perf_counter() - t0:.2f} s", flush=True)
                 family = KMeansBounds(X, sw, walk_steps=p["walk_steps"], n_threads=n_threads,
-                                      sums=selection in ("mm", "merge-split"),
                                       n_candidates=p["n_candidates"],
                                       sampler=p["sampler"], n_neighbors=p["n_neighbors"],
                                       relocate_empty=selection == "merge-split",

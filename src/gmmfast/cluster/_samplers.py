@@ -24,6 +24,7 @@ from typing import Optional, Tuple
 
 import numpy as np
 
+from .._kernels import _kmeans as K
 from .._kernels import _walks as W
 from ..latent import block_plan, repair
 
@@ -80,16 +81,49 @@ def center_graph(centers: np.ndarray, n_neighbors: int) -> Tuple[np.ndarray, np.
     return np.cumsum(indptr).astype(np.int32), b.astype(np.int32)
 
 
+#: Proposals per round of a walk (about 0.1 s of work): between rounds the walk returns to
+#: Python, so Ctrl-C stops even a walk of 10**10 proposals.
+WALK_ROUND = 1 << 22
+
+
+def walk_rounds(X: np.ndarray, sw: np.ndarray, centers: np.ndarray, labels: np.ndarray,
+                costs: np.ndarray, block_size: int, budget_slack: float, n_steps: int,
+                seed: int, n_threads: int, step) -> int:
+    """Run a blocked walk in rounds from ``labels`` (valid), in place; returns accepted moves.
+
+    ``step(block_steps, total, budget, rng, accepted)`` advances every block by its
+    share of one round (``_kmeans.walk`` or ``_walks.local_walk`` with their other
+    arguments bound). The chains do not depend on how the proposals are split.
+    """
+    n = X.shape[0]
+    block_slack, block_steps = block_plan(n, block_size, budget_slack, n_steps)
+    n_blocks = block_slack.shape[0]
+    total, budget = np.empty(n_blocks), np.empty(n_blocks)
+    rng = np.empty(n_blocks, dtype=np.uint64)
+    K.walk_start(X, sw, centers, labels, costs, block_size, block_slack, seed, total, budget,
+                 rng, n_threads)
+    accepted = np.zeros(n_blocks, dtype=np.int64)
+    done = np.zeros(n_blocks, dtype=np.int64)
+    per_block = max(1, WALK_ROUND // n_blocks)
+    while True:
+        todo = np.minimum(block_steps - done, per_block)
+        if not todo.any():
+            return int(accepted.sum())
+        step(todo, total, budget, rng, accepted)
+        done += todo
+
+
 def local_walk(X: np.ndarray, sw: np.ndarray, centers: np.ndarray, labels: np.ndarray,
                costs: np.ndarray, graph: Tuple[np.ndarray, np.ndarray], eps: float,
                block_size: int, slack: float, n_steps: int, seed: int,
                n_threads: int) -> int:
     """Run the center-graph Metropolis-Hastings walk in place; return the accepted moves."""
-    block_slack, block_steps = block_plan(X.shape[0], block_size, slack, n_steps)
-    accepted = np.zeros(block_slack.shape[0], dtype=np.int64)
-    W.local_walk(X, sw, centers, graph[0], graph[1], float(eps), labels, costs, block_size,
-                 block_slack, block_steps, seed, accepted, n_threads)
-    return int(accepted.sum())
+    def step(todo, total, budget, rng, accepted):
+        W.local_walk(X, sw, centers, graph[0], graph[1], float(eps), labels, costs, block_size,
+                     todo, total, budget, rng, accepted, n_threads)
+
+    return walk_rounds(X, sw, centers, labels, costs, block_size, slack, n_steps, seed,
+                       n_threads, step)
 
 
 def _moments(delta: np.ndarray, beta: float, n_threads: int) -> Tuple[float, float]:

@@ -26,7 +26,7 @@ from typing import Any, Tuple, Union
 
 import numpy as np
 
-from .._validation import check_int, check_random_state
+from .._validation import check_int, check_random_state, check_real
 
 __all__ = ["make_gmm200", "make_norm25", "load_sipu", "SIPU_SETS", "get_data_home"]
 
@@ -40,11 +40,8 @@ SIPU_URL = "http://cs.joensuu.fi/sipu/datasets/"
 
 
 def _check_positive(value: Any, name: str) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a positive real number, got {value!r}.") from None
-    if isinstance(value, bool) or not np.isfinite(v) or v <= 0:
+    v = check_real(value, name, 0.0)
+    if v <= 0:
         raise ValueError(f"{name} must be a positive real number, got {value!r}.")
     return v
 
@@ -114,10 +111,8 @@ def make_gmm200(random_state: Any = None, *, n_components: int = 200, n_per_comp
     k = check_int(n_components, "n_components", 1)
     m = check_int(n_per_component, "n_per_component", 1)
     side = _check_positive(side, "side")
-    if isinstance(min_distance, bool) or not np.isfinite(float(min_distance)) \
-            or float(min_distance) < 0:
-        raise ValueError(f"min_distance must be a real number >= 0, got {min_distance!r}.")
-    means = _separated_means(rng, k, side, 2, float(min_distance), max_tries=1000 * k)
+    min_distance = check_real(min_distance, "min_distance", 0.0)
+    means = _separated_means(rng, k, side, 2, min_distance, max_tries=1000 * k)
     X, y = _blobs(rng, means, m, 1.0, shuffle)
     return (X, y, means) if return_centers else (X, y)
 

@@ -1,31 +1,123 @@
 """Reading a user's points from a file."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
-from typing import Union
+from typing import List, Optional, Tuple, Union
 
 import numpy as np
 
 
+def _numbers(fields: List[str]) -> List[Optional[float]]:
+    """Each field as a float, or None where it is not a number."""
+    out: List[Optional[float]] = []
+    for f in fields:
+        try:
+            out.append(float(f))
+        except ValueError:
+            out.append(None)
+    return out
+
+
+def _split(line: str, delimiter: Optional[str]) -> List[str]:
+    return [f.strip() for f in line.split(delimiter)]
+
+
+def _content(lines: List[str]) -> List[Tuple[int, str]]:
+    """(line number, text) of the lines that hold data, without '#' comments and blanks."""
+    out = []
+    for i, line in enumerate(lines):
+        text = line.split("#", 1)[0].strip()
+        if text:
+            out.append((i + 1, text))
+    return out
+
+
+def _first_bad(path: Path, rows: List[Tuple[int, str]], delimiter: Optional[str],
+               width: int) -> str:
+    """Where the table cannot be read: the first row with a non-number or another width."""
+    for number, text in rows:
+        fields = _split(text, delimiter)
+        values = _numbers(fields)
+        if None in values:
+            return (f"{path}, line {number}: cannot read {fields[values.index(None)]!r} as a "
+                    "number")
+        if len(fields) != width:
+            return (f"{path}, line {number}: {len(fields)} values where the first data line "
+                    f"has {width}")
+    return f"{path}: not a table of numbers"
+
+
+def _read_text(path: Path) -> np.ndarray:
+    """A text table: comma- or whitespace-separated, '#' comments, an optional header line.
+
+    The first line is a header when none of its fields is a number and the
+    next line is all numbers; a first line with some numbers and some
+    non-numbers is a typo, reported with its line number (a UTF-8 byte-order
+    mark is not part of the first field).
+    """
+    try:
+        lines = path.read_text(encoding="utf-8-sig").splitlines()
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path} is not a UTF-8 text table: {exc}") from None
+    rows = _content(lines)
+    if not rows:
+        raise ValueError(f"{path} holds no points.")
+    delimiter = "," if "," in rows[0][1] else None
+    first = _numbers(_split(rows[0][1], delimiter))
+    if all(v is None for v in first):             # a header, if data follows
+        if len(rows) < 2:
+            raise ValueError(f"{path} has a header line but no points.")
+        second = _numbers(_split(rows[1][1], delimiter))
+        if None in second:
+            raise ValueError(_first_bad(path, rows[1:], delimiter, len(second)))
+        rows = rows[1:]
+    elif None in first:
+        raise ValueError(_first_bad(path, rows[:1], delimiter, len(first)))
+    width = len(_split(rows[0][1], delimiter))
+    try:
+        return np.loadtxt([text for _, text in rows], delimiter=delimiter, ndmin=2,
+                          comments=None, dtype=np.float64)
+    except ValueError:
+        raise ValueError(_first_bad(path, rows, delimiter, width)) from None
+
+
 def read_points(path: Union[str, Path]) -> np.ndarray:
-    """A 2-D float array from ``.npy`` or a text table (comma or whitespace, optional header)."""
+    """A 2-D float64 array of points, one per row, from ``.npy`` or a text table.
+
+    Text: comma- or whitespace-separated numbers, lines starting with '#'
+    skipped, an optional header line (see :func:`_read_text`). ``.npy``: a 1-D
+    or 2-D array of real numbers (integers and booleans become float64; complex
+    numbers are an error, not silently made real).
+
+    Raises
+    ------
+    ValueError
+        The file is not such a table, is empty, or holds NaN or infinity; the
+        message names the file and, for text, the line.
+    """
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path must be a str or os.PathLike, got {path!r}.")
     path = Path(path)
     if path.suffix == ".npy":
-        X = np.load(path, allow_pickle=False)
-    else:
-        with open(path) as fh:
-            first = fh.readline()
-        delimiter = "," if "," in first else None
         try:
-            [float(v) for v in first.replace(",", " ").split()]
-            skip = 0
-        except ValueError:
-            skip = 1          # a header line
-        X = np.loadtxt(path, delimiter=delimiter, skiprows=skip, ndmin=2)
+            X = np.load(path, allow_pickle=False)
+        except (ValueError, OSError, EOFError) as exc:
+            raise ValueError(f"{path} is not a readable .npy array: {exc}") from None
+        if X.dtype.kind == "c":
+            raise ValueError(f"{path} holds complex numbers ({X.dtype}); points must be real "
+                             "(save the real and imaginary parts as separate columns).")
+        if X.dtype.kind not in "fiub":
+            raise ValueError(f"{path} must hold real numbers, got dtype {X.dtype}.")
+    else:
+        X = _read_text(path)
     X = np.asarray(X, dtype=np.float64)
     if X.ndim == 1:
         X = X[:, None]
-    if X.ndim != 2 or X.shape[0] == 0:
+    if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:
         raise ValueError(f"{path} must hold a non-empty table of points, got shape {X.shape}.")
+    bad = np.flatnonzero(~np.isfinite(X).all(axis=1))
+    if bad.size:
+        raise ValueError(f"{path}: point {bad[0]} (0-based, after any header) holds NaN or "
+                         "infinity; all values must be finite.")
     return np.ascontiguousarray(X)
-

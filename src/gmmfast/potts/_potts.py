@@ -3,35 +3,48 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 from typing import Any, Optional, Tuple, Union
 
 import numpy as np
 
 from .._kernels import _potts as K
 from .._kernels._common import openmp_max_threads
-from .._validation import check_array, check_int
+from .._validation import check_array, check_int, check_real
 
 _INT32_MAX = 2**31 - 1
+#: Largest grid alpha-expansion takes (H * W nodes; its arc indices are int).
+MAX_NODES = K.MAX_NODES
+#: Largest trace alpha_expansion(return_trace=True) allocates.
+_TRACE_BYTES = 1 << 30
 
 
-def _check_threads(n_threads: Optional[int]) -> int:
+def _check_threads(n_threads: Optional[int], units: int) -> int:
+    """Threads for ``units`` independent grids: default all; never more than the grids or
+    the machine's threads (a huge request would make OpenMP fail to start its team)."""
+    limit = max(int(openmp_max_threads()), os.cpu_count() or 1)
     if n_threads is None:
-        return int(openmp_max_threads())
-    return check_int(n_threads, "n_threads", 1)
+        return max(1, min(int(openmp_max_threads()), units))
+    return max(1, min(check_int(n_threads, "n_threads", 1), units, limit))
 
 
 def _check_lam(lam: Any, name: str = "lam") -> float:
-    if isinstance(lam, (bool, np.bool_)) or not isinstance(lam, numbers.Real):
-        raise ValueError(f"{name} must be a real number >= 0, got {lam!r}.")
-    value = float(lam)
-    if not math.isfinite(value) or value < 0:
-        raise ValueError(f"{name} must be finite and >= 0, got {lam!r}.")
-    return value
+    return check_real(lam, name, 0.0)
+
+
+def _shape(x: Any, name: str) -> Tuple[int, ...]:
+    try:
+        return np.shape(x)
+    except ValueError as exc:   # ragged nested sequences
+        raise ValueError(f"{name} must be a rectangular array: {exc}") from None
 
 
 def _check_labels(labels: Any, name: str, shape: Optional[Tuple[int, ...]] = None,
                   n_labels: Optional[int] = None) -> np.ndarray:
     """An integer array (optionally of ``shape``, values in [0, n_labels))."""
+    _shape(labels, name)
+    if hasattr(labels, "toarray"):
+        raise TypeError(f"{name}: sparse input is not supported; pass a dense array.")
     arr = np.asarray(labels)
     if arr.dtype.kind not in "iu":
         raise ValueError(f"{name} must be an array of integers, got dtype {arr.dtype}.")
@@ -43,6 +56,22 @@ def _check_labels(labels: Any, name: str, shape: Optional[Tuple[int, ...]] = Non
     return arr
 
 
+def _check_unary(unary: Any) -> np.ndarray:
+    """Unary costs of shape (H, W, L) or (n, H, W, L), every size >= 1, at most MAX_NODES
+    nodes per grid (checked before any copy), finite float32/float64."""
+    shape = _shape(unary, "unary")
+    if len(shape) not in (3, 4):
+        raise ValueError(f"unary must have shape (H, W, L) for one grid or (n, H, W, L) for a "
+                         f"batch, got shape {shape}.")
+    if 0 in shape[-3:]:
+        raise ValueError(f"unary must have H, W, L >= 1, got shape {shape[-3:]}.")
+    H, W, L = shape[-3:]
+    if H * W > MAX_NODES or L > _INT32_MAX:
+        raise ValueError(f"unary: a grid may have at most {MAX_NODES} nodes (H * W) and "
+                         f"2**31 - 1 labels, got H, W, L = {H}, {W}, {L}.")
+    return check_array(unary, "unary", ndim=len(shape))
+
+
 def potts_energy(labels: Any, *, n_threads: Optional[int] = None) -> Union[int, np.ndarray]:
     """Potts energy E(z): the number of 4-connected neighbouring pairs with different labels.
 
@@ -50,8 +79,9 @@ def potts_energy(labels: Any, *, n_threads: Optional[int] = None) -> Union[int, 
     ----------
     labels : array-like of int, shape (H, W) or (n, H, W)
         One labeling of an H x W grid, or a batch of n.
-    n_threads : int, optional
-        OpenMP threads over the grids of a batch (default: all).
+    n_threads : int >= 1, optional
+        OpenMP threads over the grids of a batch (default: all; at most one per
+        grid and at most the machine's threads).
 
     Returns
     -------
@@ -67,7 +97,7 @@ def potts_energy(labels: Any, *, n_threads: Optional[int] = None) -> Union[int, 
         batch = batch.astype(np.int64)  # a bijection on the values: inequalities are kept
     batch = np.ascontiguousarray(batch)
     out = np.zeros(batch.shape[0], dtype=np.int64)
-    K.potts_energy_batch(batch, out, _check_threads(n_threads))
+    K.potts_energy_batch(batch, out, _check_threads(n_threads, batch.shape[0]))
     return int(out[0]) if single else out
 
 
@@ -84,10 +114,7 @@ def grid_energy(unary: Any, labels: Any, lam: float) -> Union[float, np.ndarray]
     -------
     energy : float, or ndarray of float64 of shape (n,)
     """
-    U = check_array(unary, "unary", ndim=np.ndim(unary)) if np.ndim(unary) in (3, 4) else None
-    if U is None:
-        raise ValueError(f"unary must have shape (H, W, L) or (n, H, W, L), got shape "
-                         f"{np.shape(unary)}.")
+    U = _check_unary(unary)
     z = _check_labels(labels, "labels", U.shape[:-1], U.shape[-1])
     lam = _check_lam(lam)
     data = np.take_along_axis(U.astype(np.float64, copy=False), z[..., None].astype(np.intp),
@@ -126,9 +153,9 @@ def alpha_expansion(unary: Any, lam: float, labels0: Any = None, max_cycles: int
         At most ``max_cycles * L`` expansion moves per grid.
     return_trace : bool, default=False
         Also return the energy before the first move and after each move.
-    n_threads : int, optional
-        OpenMP threads over the grids of a batch (default: all). Results do
-        not depend on it.
+    n_threads : int >= 1, optional
+        OpenMP threads over the grids of a batch (default: all; at most one
+        per grid). Results do not depend on it.
 
     Returns
     -------
@@ -138,24 +165,28 @@ def alpha_expansion(unary: Any, lam: float, labels0: Any = None, max_cycles: int
     trace : ndarray of float64, shape (max_cycles * L + 1,) or (n, max_cycles * L + 1)
         Only with ``return_trace``: ``trace[..., 0]`` is the start energy,
         ``trace[..., k]`` the energy after move k; NaN after the last move.
+
+    Raises
+    ------
+    ValueError
+        Bad input, or a grid of more than ``MAX_NODES`` (2**29 - 1) nodes.
+    KeyboardInterrupt
+        On Ctrl-C, within a few hundredths of a second even inside one move.
     """
-    nd = np.ndim(unary)
-    if nd not in (3, 4):
-        raise ValueError(f"unary must have shape (H, W, L) for one grid or (n, H, W, L) for a "
-                         f"batch, got shape {np.shape(unary)}.")
-    U = check_array(unary, "unary", ndim=nd)
-    single = nd == 3
+    U = _check_unary(unary)
+    single = U.ndim == 3
     if single:
         U = U[None]
     n, H, W, L = U.shape
-    if H == 0 or W == 0 or L == 0:
-        raise ValueError(f"unary must have H, W, L >= 1, got shape {U.shape[1:]}.")
     lam = _check_lam(lam)
     max_cycles = check_int(max_cycles, "max_cycles", 1)
     if max_cycles * L > _INT32_MAX - 1:
         raise ValueError(f"max_cycles * L must be < 2**31 - 1, got {max_cycles} * {L}.")
     max_moves = max_cycles * L
-    threads = _check_threads(n_threads)
+    if return_trace and n * (max_moves + 1) * 8 > _TRACE_BYTES:
+        raise ValueError(f"return_trace with max_cycles = {max_cycles} needs a trace of "
+                         f"{n} x {max_moves + 1} floats (> 1 GiB); lower max_cycles.")
+    threads = _check_threads(n_threads, n)
     have_start = labels0 is not None
     if have_start:
         shape = (H, W) if single else (n, H, W)
@@ -165,10 +196,9 @@ def alpha_expansion(unary: Any, lam: float, labels0: Any = None, max_cycles: int
         z0 = np.zeros((1, 1, 1), dtype=np.int32)
     labels = np.empty((n, H, W), dtype=np.int32)
     energy = np.empty(n, dtype=np.float64)
-    n_moves = np.empty(n, dtype=np.int32)
     trace = (np.full((n, max_moves + 1), np.nan) if return_trace
              else np.empty((1, 1), dtype=np.float64))
-    K.alpha_expansion_batch(U, lam, z0, have_start, max_moves, labels, energy, n_moves,
+    K.alpha_expansion_batch(U, lam, z0, have_start, max_moves, labels, energy,
                             trace, bool(return_trace), threads)
     if single:
         out = (labels[0], float(energy[0]))
@@ -211,14 +241,15 @@ def potts_lagrangian(costs: Any, multiplier: float, grid: Tuple[int, int] = (10,
     C = check_array(costs, "costs", ndim=3)
     n, R, L = C.shape
     if (not isinstance(grid, (tuple, list)) or len(grid) != 2
-            or not all(isinstance(g, numbers.Integral) and g >= 1 for g in grid)):
+            or not all(isinstance(g, numbers.Integral) and not isinstance(g, (bool, np.bool_))
+                       and g >= 1 for g in grid)):
         raise ValueError(f"grid must be a pair (H, W) of positive integers, got {grid!r}.")
     H, W = int(grid[0]), int(grid[1])
     if H * W != R:
         raise ValueError(f"grid {H} x {W} has {H * W} regions but costs has R = {R}.")
     mult = _check_lam(multiplier, "multiplier")
     if labels0 is not None:
-        z0 = np.asarray(labels0)
+        z0 = _check_labels(labels0, "labels0")
         if z0.shape == (n, R):
             z0 = z0.reshape(n, H, W)
         elif z0.shape != (n, H, W):

@@ -1,0 +1,98 @@
+"""Argument checks shared by the subcommands: argparse types, output paths, one-line errors.
+
+Every error a subcommand reports is one line ``gmmfast <cmd>: error: ...`` on
+stderr with exit code 2, as argparse reports a bad argument; outputs are
+checked before any work is done.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import NoReturn, Union
+
+
+def fail(cmd: str, message: str) -> NoReturn:
+    """Report ``message`` as ``gmmfast <cmd>: error: ...`` and exit with code 2."""
+    print(f"gmmfast {cmd}: error: {message}", file=sys.stderr)
+    raise SystemExit(2)
+
+
+#: Largest integer an option takes (the kernels count in int64).
+INT_MAX = 2**63 - 1
+
+
+def _integer(text: str, low: int) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = low - 1
+    if not low <= value <= INT_MAX:
+        raise argparse.ArgumentTypeError(f"must be an integer in [{low}, 2**63 - 1], got "
+                                         f"{text!r}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1."""
+    return _integer(text, 1)
+
+
+def nonnegative_int(text: str) -> int:
+    """argparse type: an integer >= 0."""
+    return _integer(text, 0)
+
+
+def eta(text: str) -> float:
+    """argparse type: the progress coefficient, a number in (0, 1]."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"must be a number in (0, 1], got {text!r}")
+    return value
+
+
+def walk_steps(text: str) -> Union[str, int]:
+    """argparse type: 'auto' or an integer >= 0 (walk proposals per iteration)."""
+    if text == "auto":
+        return text
+    try:
+        return _integer(text, 0)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"must be 'auto' or an integer in [0, 2**63 - 1], "
+                                         f"got {text!r}") from None
+
+
+def _writable_dir(path: Path) -> bool:
+    return path.is_dir() and os.access(path, os.W_OK | os.X_OK)
+
+
+def check_output_file(cmd: str, option: str, path: str) -> None:
+    """Fail unless ``path`` can be written: not a folder, in an existing writable folder."""
+    p = Path(path)
+    if p.is_dir():
+        fail(cmd, f"{option} {path}: is a folder, not a file")
+    parent = p.parent if str(p.parent) else Path(".")
+    if not parent.is_dir():
+        fail(cmd, f"{option} {path}: folder {parent} does not exist")
+    if not _writable_dir(parent) or (p.exists() and not os.access(p, os.W_OK)):
+        fail(cmd, f"{option} {path}: not writable")
+
+
+def check_output_dir(cmd: str, option: str, path: str) -> None:
+    """Fail unless folder ``path`` exists and is writable, or can be created."""
+    p = Path(path)
+    if p.exists():
+        if not p.is_dir():
+            fail(cmd, f"{option} {path}: exists and is not a folder")
+        if not _writable_dir(p):
+            fail(cmd, f"{option} {path}: folder is not writable")
+        return
+    ancestor = p.absolute().parent
+    while not ancestor.exists():
+        ancestor = ancestor.parent
+    if not _writable_dir(ancestor):
+        fail(cmd, f"{option} {path}: cannot create it ({ancestor} is not a writable folder)")
