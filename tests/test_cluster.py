@@ -60,7 +60,12 @@ def test_invariants_on_every_iteration(problem, eta, selection, init):
     assert m.cluster_centers_.dtype == X.dtype and m.cluster_centers_.shape == (k, X.shape[1])
     assert m.labels_.shape == (X.shape[0],) and 0 <= m.labels_.min() and m.labels_.max() < k
     assert np.isclose(m.inertia_, sse(X, m.cluster_centers_, m.labels_), rtol=1e-9, atol=1e-30)
-    assert m.inertia_ == h.objective[-1] and m.n_iter_ == h.n_iter <= 40
+    kept = [e.objective for e in m.escapes_ if e.accepted]
+    assert m.inertia_ == (kept[-1] if kept else h.objective[-1])
+    assert m.n_iter_ == h.n_iter + sum(e.history.n_iter for e in m.escapes_) <= 40
+    for e in m.escapes_:
+        assert e.history.invariant_violations(rtol=1e-6 if X.dtype == np.float32 else 1e-9,
+                                              atol=rounding) == []
     if k == X.shape[0] and np.unique(X, axis=0).shape[0] == k:
         assert m.inertia_ <= h.initial_objective
 

@@ -288,3 +288,30 @@ def test_bounds_family_directly_with_each_sampler():
                              random_state=np.random.default_rng(0))
         assert res.history.invariant_violations() == []
         assert res.history.accepted.sum() > 0
+
+
+def test_escapes_keep_every_invariant_and_never_raise_the_objective():
+    from gmmfast.datasets import make_gmm200
+    X, _ = make_gmm200(11)
+    est = GMMKMeans(200, random_state=3, patience=15).fit(X)
+    assert est.escapes_ and any(e.accepted for e in est.escapes_)
+    best = est.history_.objective[-1]
+    for e in est.escapes_:
+        assert e.history.invariant_violations() == []
+        assert e.history.initial_objective == e.start_objective
+        assert e.accepted == (e.objective < best * (1 - 1e-12))
+        best = min(best, e.objective) if e.accepted else best
+        assert len(e.merged) == len(e.into) == len(e.rows) >= 1
+    assert est.inertia_ == best
+    assert est.n_iter_ == est.history_.n_iter + sum(e.history.n_iter for e in est.escapes_)
+    # the last `patience` proposals all failed (or the iteration cap ended the search)
+    assert not any(e.accepted for e in est.escapes_[-15:]) or est.n_iter_ >= 300
+    plain = GMMKMeans(200, random_state=3, patience=0).fit(X)
+    assert plain.escapes_ == [] and est.inertia_ < plain.inertia_
+
+
+def test_escapes_respect_the_iteration_cap():
+    from gmmfast.datasets import make_gmm200
+    X, _ = make_gmm200(0)
+    est = GMMKMeans(200, random_state=0, max_iter=40).fit(X)
+    assert est.n_iter_ <= 40

@@ -67,67 +67,77 @@ def _check(X, n_clusters, sample_weight, random_state, n_threads):
 def _plusplus(X: np.ndarray, k: int, sample_weight: np.ndarray, rng: np.random.Generator,
               n_trials: Optional[int], n_threads: int) -> np.ndarray:
     """kmeans_plusplus on validated arguments."""
-    n, d = X.shape
+    n = X.shape[0]
     if n_trials is None:
         n_trials = 2 + int(math.log(k))
-    width = K.pp_width()
-    group = 4 * width                     # center lanes one kernel call takes
-    n_chunks = -(-n // K.CHUNK)
     closest = np.full(n, np.inf)
-    chunk_pot = np.empty(n_chunks)
+    chunk_pot = np.empty(-(-n // K.CHUNK))
     prob = sample_weight / sample_weight.sum(dtype=np.float64)
     rows = np.empty(k, dtype=np.int64)    # the chosen centers, as rows of X
-
-    def step(update: Optional[int], cand: np.ndarray) -> np.ndarray:
-        """One pass: apply center ``update`` (if any) to D, return the candidates' gains."""
-        lanes = np.concatenate([[update] if update is not None else [], cand]).astype(np.int64)
-        gains = np.empty(lanes.shape[0])
-        for lo in range(0, max(lanes.shape[0], 1), group):
-            part = lanes[lo:lo + group]
-            CT = np.zeros((d, max(-(-part.shape[0] // width), 1) * width))
-            CT[:, :part.shape[0]] = X[part].T
-            chunk_gain = np.empty((n_chunks, CT.shape[1]))
-            K.pp_step(X, sample_weight, closest, CT, lo == 0 and update is not None,
-                      chunk_pot, chunk_gain, n_threads)
-            gains[lo:lo + part.shape[0]] = chunk_gain[:, :part.shape[0]].sum(axis=0)
-        return gains[lanes.shape[0] - cand.shape[0]:]
-
-    def draw(pending: Optional[int]) -> Optional[np.ndarray]:
-        """n_trials rows drawn from s_i min(D_i, ||x_i - x_pending||^2), or None if the
-        rejection rate is too high (then the caller applies the update first)."""
-        cum = np.cumsum(chunk_pot)
-        potential = float(cum[-1])
-        out = []
-        for _ in range(_MAX_REJECTION_ROUNDS):
-            m = n_trials - len(out)
-            if potential > 0:
-                targets = np.minimum(rng.random(m) * potential, np.nextafter(potential, 0))
-                idx = np.empty(m, dtype=np.int64)
-                K.pp_pick(sample_weight, closest, cum, targets, idx)
-            else:   # every point already sits on a center: duplicates are unavoidable
-                idx = rng.choice(n, size=m, p=prob).astype(np.int64)
-            if pending is not None:
-                D = closest[idx]
-                dp = ((X[idx].astype(np.float64) - X[pending].astype(np.float64)) ** 2).sum(1)
-                keep = (rng.random(m) * D < np.minimum(D, dp)) | (D == 0)
-                idx = idx[keep]
-            out.extend(idx.tolist())
-            if len(out) == n_trials:
-                return np.asarray(out, dtype=np.int64)
-        return None
-
+    none = np.empty(0, dtype=np.int64)
     rows[0] = rng.choice(n, p=prob)
-    step(int(rows[0]), np.empty(0, dtype=np.int64))
+    pp_gains(X, sample_weight, closest, chunk_pot, int(rows[0]), none, n_threads)
     pending: Optional[int] = None
     for c in range(1, k):
-        cand = draw(pending)
+        cand = pp_draw(X, sample_weight, closest, chunk_pot, n_trials, rng, prob, pending)
         if cand is None:              # most draws rejected: apply the update, then draw
-            step(pending, np.empty(0, dtype=np.int64))
+            pp_gains(X, sample_weight, closest, chunk_pot, pending, none, n_threads)
             pending = None
-            cand = draw(None)
-        best = int(np.argmax(step(pending, cand)))
+            cand = pp_draw(X, sample_weight, closest, chunk_pot, n_trials, rng, prob, None)
+        best = int(np.argmax(pp_gains(X, sample_weight, closest, chunk_pot, pending, cand,
+                                      n_threads)))
         rows[c] = pending = int(cand[best])
     return X[rows]
+
+
+def pp_gains(X: np.ndarray, sample_weight: np.ndarray, closest: np.ndarray,
+             chunk_pot: np.ndarray, update: Optional[int], cand: np.ndarray,
+             n_threads: int) -> np.ndarray:
+    """One k-means++ pass: apply center ``update`` (a row of X, if any) to ``closest`` (D,
+    the squared distance to the nearest center) and ``chunk_pot`` (the chunks' sums of
+    s_i D_i), and return what each candidate row would lower the potential by."""
+    d = X.shape[1]
+    width = K.pp_width()
+    group = 4 * width                     # center lanes one kernel call takes
+    lanes = np.concatenate([[update] if update is not None else [], cand]).astype(np.int64)
+    gains = np.empty(lanes.shape[0])
+    for lo in range(0, max(lanes.shape[0], 1), group):
+        part = lanes[lo:lo + group]
+        CT = np.zeros((d, max(-(-part.shape[0] // width), 1) * width))
+        CT[:, :part.shape[0]] = X[part].T
+        chunk_gain = np.empty((chunk_pot.shape[0], CT.shape[1]))
+        K.pp_step(X, sample_weight, closest, CT, lo == 0 and update is not None,
+                  chunk_pot, chunk_gain, n_threads)
+        gains[lo:lo + part.shape[0]] = chunk_gain[:, :part.shape[0]].sum(axis=0)
+    return gains[lanes.shape[0] - cand.shape[0]:]
+
+
+def pp_draw(X: np.ndarray, sample_weight: np.ndarray, closest: np.ndarray,
+            chunk_pot: np.ndarray, n_trials: int, rng: np.random.Generator,
+            prob: np.ndarray, pending: Optional[int]) -> Optional[np.ndarray]:
+    """``n_trials`` rows drawn from s_i min(D_i, ||x_i - x_pending||^2), or None if the
+    rejection rate is too high (then the caller applies the pending center first)."""
+    n = X.shape[0]
+    cum = np.cumsum(chunk_pot)
+    potential = float(cum[-1])
+    out: list = []
+    for _ in range(_MAX_REJECTION_ROUNDS):
+        m = n_trials - len(out)
+        if potential > 0:
+            targets = np.minimum(rng.random(m) * potential, np.nextafter(potential, 0))
+            idx = np.empty(m, dtype=np.int64)
+            K.pp_pick(sample_weight, closest, cum, targets, idx)
+        else:   # every point already sits on a center: duplicates are unavoidable
+            idx = rng.choice(n, size=m, p=prob).astype(np.int64)
+        if pending is not None:
+            D = closest[idx]
+            dp = ((X[idx].astype(np.float64) - X[pending].astype(np.float64)) ** 2).sum(1)
+            keep = (rng.random(m) * D < np.minimum(D, dp)) | (D == 0)
+            idx = idx[keep]
+        out.extend(idx.tolist())
+        if len(out) == n_trials:
+            return np.asarray(out, dtype=np.int64)
+    return None
 
 
 def kmeans_parallel(X: Any, n_clusters: int, sample_weight: Any = None,

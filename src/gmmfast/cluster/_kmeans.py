@@ -10,11 +10,12 @@ import numpy as np
 from .._base import BaseEstimator
 from .._kernels import _kmeans as K
 from .._kernels._common import openmp_max_threads
-from .._validation import (ConvergenceWarning, blas_single_threaded, check_int,
+from .._validation import (ConvergenceWarning, blas_single_threaded, check_int, check_real,
                            check_random_state, check_sample_weight, check_walk_steps, draw_seed)
 from ..core import GMMResult, check_eta, check_max_iter, check_tol, generalized_mm
 from ._bounds import KMeansBounds, assign, balanced_bias, labeling_cost, update_centers
 from ._data import check_data
+from ._escape import escape
 from ._init import _parallel, _plusplus
 from ._samplers import SAMPLERS
 
@@ -66,6 +67,7 @@ class GMMKMeans(BaseEstimator):
         Runs from different initialisations; the one with the lowest objective is kept.
         "auto" (as scikit-learn's KMeans): 10 for "forgy" and "random-partition", else 1.
     max_iter : int, default=300
+        Iterations of the whole run, the escape proposals' phases included.
     tol : float, default=1e-4
         Stop when the gap d_t = b_t(w_t) - F(w_t) is at most ``tol * F(w_0)``.
     selection : {"merge-split", "random", "mm", "balanced"} or callable, default="merge-split"
@@ -97,6 +99,16 @@ class GMMKMeans(BaseEstimator):
     n_neighbors : int, default=8
         Neighbours per center in the center graph ("local" and "gibbs"), and
         the merge candidates of a cluster ("merge-split").
+    patience : int, default=50
+        With "merge-split": after G-MM converges, propose leaving the solution
+        (merge a cheap cluster, re-seed its center where the objective drops
+        most, run G-MM again from there; :mod:`gmmfast.cluster._escape`) and
+        keep a result only if its objective is lower; stop after ``patience``
+        proposals in a row that did not lower it. 0 disables. Deterministic
+        for a fixed ``random_state``. Chosen from bench/escape.py.
+    max_time : float or None, default=None
+        Also stop proposing after this many seconds (the result then depends
+        on the machine's speed).
     random_state : None, int, numpy Generator or RandomState, default=None
         Results are identical for a fixed seed whatever the thread count.
     verbose : int, default=0
@@ -111,8 +123,14 @@ class GMMKMeans(BaseEstimator):
     inertia_ : float
         Sum of weighted squared distances to the nearest center, F(w).
     n_iter_ : int
+        Iterations of the kept run, its escape phases included.
     history_ : gmmfast.core.History
-        Per-iteration record of the kept run (bounds, thresholds, gaps, walk statistics).
+        Per-iteration record of the kept run's first G-MM phase (bounds, thresholds,
+        gaps, walk statistics).
+    escapes_ : list of gmmfast.cluster._escape.Escape
+        Every escape proposal of the kept run in order: what was merged and
+        re-seeded, the phase's objective and History, and whether it was kept
+        (the kept objective never increases).
     n_features_in_ : int
     """
 
@@ -124,6 +142,7 @@ class GMMKMeans(BaseEstimator):
                  selection: Union[str, Callable] = "merge-split",
                  walk_steps: Union[int, str] = "auto", n_candidates: int = 8,
                  sampler: str = "uniform", n_neighbors: int = 8,
+                 patience: int = 50, max_time: Optional[float] = None,
                  random_state: Any = None, verbose: int = 0):
         self.n_clusters = n_clusters
         self.eta = eta
@@ -137,6 +156,8 @@ class GMMKMeans(BaseEstimator):
         self.n_candidates = n_candidates
         self.sampler = sampler
         self.n_neighbors = n_neighbors
+        self.patience = patience
+        self.max_time = max_time
         self.random_state = random_state
         self.verbose = verbose
 
@@ -187,7 +208,11 @@ class GMMKMeans(BaseEstimator):
             init_size = min(check_int(init_size, "init_size", k), n)
         if not isinstance(self.sampler, str) or self.sampler not in SAMPLERS:
             raise ValueError(f"sampler must be one of {SAMPLERS}, got {self.sampler!r}.")
-        return dict(sampler=self.sampler,
+        max_time = self.max_time
+        if max_time is not None:
+            max_time = check_real(max_time, "max_time", 0.0)
+        return dict(sampler=self.sampler, patience=check_int(self.patience, "patience", 0),
+                    max_time=max_time,
                     n_neighbors=check_int(self.n_neighbors, "n_neighbors", 1),
                     k=k, init=init, init_size=init_size, n_init=n_init, selection=selection,
                     eta=check_eta(self.eta), tol=check_tol(self.tol),
@@ -268,15 +293,29 @@ class GMMKMeans(BaseEstimator):
                                       relocate_empty=selection == "merge-split",
                                       seed=draw_seed(rng))
                 res = self._run(family, w0, p, core_selection, rng, run)
-                if best is None or res.objective < best.objective:
-                    best, best_family = res, family
-            labels = best_family.labels(best.w)
-            _warn_empty(X, sw, best.w, labels, p["k"], n_threads)
-        self.cluster_centers_ = best.w
+                main, escapes = res, []
+                if selection == "merge-split":
+                    res, escapes = escape(
+                        family, res,
+                        lambda w, iters: self._run(family, w, dict(p, max_iter=iters),
+                                                   core_selection, rng, run),
+                        rng, n_neighbors=p["n_neighbors"], patience=p["patience"],
+                        max_iter=p["max_iter"] - res.n_iter, max_time=p["max_time"])
+                    if p["verbose"]:
+                        kept = sum(e.accepted for e in escapes)
+                        print(f"  escapes: {len(escapes)} proposals, {kept} kept; objective "
+                              f"{main.objective:.6g} -> {res.objective:.6g}", flush=True)
+                if best is None or res.objective < best[0].objective:
+                    best, best_family = (res, main, escapes), family
+            res, main, escapes = best
+            labels = best_family.labels(res.w)
+            _warn_empty(X, sw, res.w, labels, p["k"], n_threads)
+        self.cluster_centers_ = res.w
         self.labels_ = labels
-        self.inertia_ = best.objective
-        self.n_iter_ = best.n_iter
-        self.history_ = best.history
+        self.inertia_ = res.objective
+        self.n_iter_ = main.n_iter + sum(e.history.n_iter for e in escapes)
+        self.history_ = main.history
+        self.escapes_ = escapes
         self.n_features_in_ = X.shape[1]
         self._fitted = True
         return self

@@ -1,0 +1,201 @@
+"""Leaving a converged clustering: merge one cluster, split another, run G-MM again.
+
+G-MM's slack is (1 - eta) d_t, and d_t vanishes as the iterates converge, so a
+configuration stuck with two centers in one true cluster and one center on two
+true clusters can outlive the slack. After convergence, :func:`escape` proposes
+such a pair explicitly: merge a cluster cheap to merge into its neighbour (merge
+cost R_j, as in :mod:`gmmfast.cluster._merge`), put its center where one greedy
+k-means++ step puts a new center for the other k - 1 (the best, by how much it
+lowers the objective, of 2 + log k points drawn in proportion to their cost),
+and run G-MM again from there as a new phase (Algorithm 1 from that start, its
+own history and invariants). Where true clusters overlap, a missed cluster is
+spread over several neighbours rather than held by one costly cluster, which
+is why the new center goes where the objective drops most, not into the
+costliest cluster. A phase that ends below the best objective so far is kept
+and the proposals start over from it; otherwise the best solution stays.
+Proposals come first in batches: the m cheapest merges that do not
+conflict (no merged cluster receives another) with their centers on points
+drawn in the m costliest clusters, m = k / 32 halved after each batch that
+fails, so a large k is fixed many clusters per phase; then one merge at a
+time, alternating the cheapest merges with the costliest clusters' points
+(along the diagonals of the two rankings) and with a greedy k-means++ step.
+The guarantee: the objective of the kept solution never increases, each phase is a
+G-MM run with its recorded invariants, and the search stops after
+``patience`` proposals in a row that did not improve it, when the fit has run
+``max_iter`` iterations in all, or after ``max_time`` seconds.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Callable, List, Optional, Tuple
+
+import numpy as np
+
+from .._kernels import _kmeans as K
+from ..core import GMMResult, History
+from . import _merge
+from ._init import pp_draw, pp_gains
+
+#: A phase is kept when it lowers the best objective by more than this fraction (rounding).
+_IMPROVEMENT = 1e-12
+#: The first batch of proposals merges and re-seeds k / BATCH_DIVISOR clusters at once.
+BATCH_DIVISOR = 32
+
+
+@dataclass
+class Escape:
+    """One proposal after convergence and the G-MM phase run from it.
+
+    Attributes
+    ----------
+    merged, into : ndarray of int
+        Clusters ``merged`` were merged into their neighbours ``into``.
+    rows : ndarray of int
+        Their centers were moved to these rows of X.
+    start_objective : float
+        F at the proposed centers (the phase's F(w_0)).
+    objective : float
+        F at the end of the phase.
+    accepted : bool
+        The phase ended below the best objective so far and was kept.
+    history : gmmfast.core.History
+        The phase's record (its invariants are those of any G-MM run).
+    """
+
+    merged: np.ndarray
+    into: np.ndarray
+    rows: np.ndarray
+    start_objective: float
+    objective: float
+    accepted: bool
+    history: History
+
+
+def _new_center(X: np.ndarray, sw: np.ndarray, others: np.ndarray, rng: np.random.Generator,
+                n_threads: int) -> int:
+    """The row where one greedy k-means++ step puts a new center next to ``others``."""
+    from ._bounds import assign
+    n = X.shape[0]
+    closest = np.empty(n)
+    assign(X, np.ones(n, dtype=X.dtype), np.ascontiguousarray(others), n_threads,
+           point_costs=closest)
+    chunk_pot = np.add.reduceat(sw * closest, np.arange(0, n, K.CHUNK))
+    prob = sw / sw.sum(dtype=np.float64)
+    cand = pp_draw(X, sw, closest, chunk_pot, 2 + int(math.log(others.shape[0] + 1)), rng,
+                   prob, None)
+    return int(cand[np.argmax(pp_gains(X, sw, closest, chunk_pot, None, cand, n_threads))])
+
+
+def escape(family, best: GMMResult, run: Callable[[np.ndarray, int], GMMResult],
+           rng: np.random.Generator, *, n_neighbors: int, patience: int, max_iter: int,
+           max_time: Optional[float]) -> Tuple[GMMResult, List[Escape]]:
+    """Merge-split proposals after convergence (see the module); returns the best run and
+    the record of every proposal.
+
+    ``family`` is the :class:`~gmmfast.cluster._bounds.KMeansBounds` whose last pass
+    was at ``best.w`` with points drawn for relocation; ``run(w0, max_iter)`` runs one
+    G-MM phase from ``w0`` with the same family. The phases together run at most
+    ``max_iter`` iterations.
+    """
+    records: List[Escape] = []
+    if patience <= 0:
+        return best, records
+    start = time.perf_counter()
+    sums = family.last.sums
+    X = family.X
+
+    left = max_iter
+
+    def out_of_time() -> bool:
+        return left <= 0 or (max_time is not None and time.perf_counter() - start > max_time)
+
+    def attempt(merged: np.ndarray, into: np.ndarray, rows: Optional[np.ndarray]) -> bool:
+        nonlocal best, sums, left
+        target = np.arange(sums.weight.shape[0])
+        target[merged] = into
+        w0 = _merge.minimize(_merge.MergeBound(sums, target))
+        if rows is None:      # one merge, its center placed by a greedy k-means++ step
+            rows = np.array([_new_center(X, family.sw, np.delete(w0, merged, axis=0), rng,
+                                         family.n_threads)])
+        w0[merged] = X[rows]
+        res = run(w0, left)
+        left -= res.n_iter
+        accepted = res.objective < best.objective * (1.0 - _IMPROVEMENT)
+        records.append(Escape(merged=merged, into=into, rows=rows,
+                              start_objective=res.history.initial_objective,
+                              objective=res.objective, accepted=accepted,
+                              history=res.history))
+        if accepted:
+            best, sums = res, family.last.sums
+        return accepted
+
+    m = sums.weight.shape[0] // BATCH_DIVISOR
+    while m > 1 and not out_of_time():
+        into, cost = _merge.merge_costs(sums, n_neighbors)
+        merged = _cheapest_merges(into, cost, m)
+        splits = _costliest(sums, exclude=merged)[:merged.shape[0]]
+        merged = merged[:splits.shape[0]]
+        if merged.shape[0] < 2 or not attempt(merged, into[merged], sums.pick[splits]):
+            m //= 2
+    failures = 0
+    while True:
+        into, cost = _merge.merge_costs(sums, n_neighbors)
+        improved = False
+        for j, row in _proposals(sums, cost):
+            if failures >= patience or out_of_time():
+                return best, records
+            rows = None if row < 0 else np.array([row])
+            if attempt(np.array([j]), into[[j]], rows):
+                failures, improved = 0, True
+                break
+            failures += 1
+        if not improved:
+            return best, records
+
+
+def _cheapest_merges(into: np.ndarray, cost: np.ndarray, m: int) -> np.ndarray:
+    """Up to m clusters with the lowest merge costs, no merged cluster receiving another."""
+    merged = np.zeros(into.shape[0], dtype=bool)
+    receives = np.zeros(into.shape[0], dtype=bool)
+    out = []
+    for j in np.argsort(cost, kind="stable"):
+        if len(out) == m or not np.isfinite(cost[j]):
+            break
+        if receives[j] or merged[into[j]]:
+            continue
+        merged[j] = receives[into[j]] = True
+        out.append(j)
+    return np.array(out, dtype=np.int64)
+
+
+def _costliest(sums, exclude: np.ndarray = np.empty(0, dtype=np.int64)) -> np.ndarray:
+    """Clusters by decreasing cost, those with a cost and a drawn point, but ``exclude``."""
+    order = np.argsort(-sums.cost, kind="stable")
+    keep = (sums.cost[order] > 0) & (sums.pick[order] >= 0) & ~np.isin(order, exclude)
+    return order[keep]
+
+
+def _proposals(sums, cost):
+    """(cluster to merge, row for its center, or -1: a k-means++ step) in turn: the
+    diagonals of (cheapest merge, costliest cluster's drawn point), and the cheapest
+    merges with a k-means++ step each."""
+    merges = np.argsort(cost, kind="stable")
+    merges = merges[np.isfinite(cost[merges])]
+    splits = _costliest(sums)
+    pairs = ((j, int(sums.pick[c])) for j, c in _pairs(merges, splits))
+    greedy = ((int(j), -1) for j in merges)
+    for a, b in zip(pairs, greedy):
+        yield a
+        yield b
+
+
+def _pairs(merge_order: np.ndarray, split_order: np.ndarray):
+    """(cluster to merge, cluster to split) by the diagonals of the two rankings."""
+    a, b = merge_order.shape[0], split_order.shape[0]
+    for s in range(a + b - 1):
+        for i in range(max(0, s - b + 1), min(a, s + 1)):
+            j, c = int(merge_order[i]), int(split_order[s - i])
+            if j != c:
+                yield j, c
