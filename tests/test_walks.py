@@ -304,14 +304,23 @@ def test_escapes_keep_every_invariant_and_never_raise_the_objective():
         assert len(e.merged) == len(e.into) == len(e.rows) >= 1
     assert est.inertia_ == best
     assert est.n_iter_ == est.history_.n_iter + sum(e.history.n_iter for e in est.escapes_)
-    # the last `patience` proposals all failed (or the iteration cap ended the search)
-    assert not any(e.accepted for e in est.escapes_[-15:]) or est.n_iter_ >= 300
+    # the search ended after `patience` failed proposals in a row
+    assert len(est.escapes_) >= 15 and not any(e.accepted for e in est.escapes_[-15:])
     plain = GMMKMeans(200, random_state=3, patience=0).fit(X)
     assert plain.escapes_ == [] and est.inertia_ < plain.inertia_
 
 
-def test_escapes_respect_the_iteration_cap():
+def test_escapes_respect_the_iteration_cap_and_the_work_budget():
+    from gmmfast.cluster._kmeans import MIN_ESCAPE_ROWS
     from gmmfast.datasets import make_gmm200
     X, _ = make_gmm200(0)
-    est = GMMKMeans(200, random_state=0, max_iter=40).fit(X)
-    assert est.n_iter_ <= 40
+    est = GMMKMeans(200, random_state=0, max_iter=4).fit(X)
+    assert est.history_.n_iter <= 4 and all(e.history.n_iter <= 4 for e in est.escapes_)
+    # a budget of passes: with effort 0 only the floor of MIN_ESCAPE_ROWS row visits remains
+    big = np.repeat(X, 40, axis=0)                           # 400,000 rows: 250 passes
+    est = GMMKMeans(200, random_state=0, escape_effort=0.0, patience=10**6,
+                    max_iter=30).fit(big)
+    assert all(e.passes >= e.history.n_iter + 1 for e in est.escapes_)
+    passes = np.cumsum([e.passes for e in est.escapes_])
+    assert passes[-1] > 0 and (passes[:-1] < MIN_ESCAPE_ROWS / len(big)).all()
+    assert passes[-1] <= MIN_ESCAPE_ROWS / len(big) + 30 + 3

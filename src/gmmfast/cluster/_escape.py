@@ -21,8 +21,10 @@ time, alternating the cheapest merges with the costliest clusters' points
 (along the diagonals of the two rankings) and with a greedy k-means++ step.
 The guarantee: the objective of the kept solution never increases, each phase is a
 G-MM run with its recorded invariants, and the search stops after
-``patience`` proposals in a row that did not improve it, when the fit has run
-``max_iter`` iterations in all, or after ``max_time`` seconds.
+``patience`` proposals in a row that did not improve it, when they have made
+as many passes over the data as the initialisation and the first G-MM run
+did together (times ``effort``: a deterministic budget that grows with the
+problem), or after ``max_time`` seconds.
 """
 from __future__ import annotations
 
@@ -60,6 +62,8 @@ class Escape:
         F at the end of the phase.
     accepted : bool
         The phase ended below the best objective so far and was kept.
+    passes : int
+        Passes over the data the proposal and its phase made.
     history : gmmfast.core.History
         The phase's record (its invariants are those of any G-MM run).
     """
@@ -70,6 +74,7 @@ class Escape:
     start_objective: float
     objective: float
     accepted: bool
+    passes: int
     history: History
 
 
@@ -90,14 +95,15 @@ def _new_center(X: np.ndarray, sw: np.ndarray, others: np.ndarray, rng: np.rando
 
 def escape(family, best: GMMResult, run: Callable[[np.ndarray, int], GMMResult],
            rng: np.random.Generator, *, n_neighbors: int, patience: int, max_iter: int,
-           max_time: Optional[float]) -> Tuple[GMMResult, List[Escape]]:
+           max_passes: float, max_time: Optional[float]) -> Tuple[GMMResult, List[Escape]]:
     """Merge-split proposals after convergence (see the module); returns the best run and
     the record of every proposal.
 
     ``family`` is the :class:`~gmmfast.cluster._bounds.KMeansBounds` whose last pass
     was at ``best.w`` with points drawn for relocation; ``run(w0, max_iter)`` runs one
-    G-MM phase from ``w0`` with the same family. The phases together run at most
-    ``max_iter`` iterations.
+    G-MM phase from ``w0`` with the same family, of at most ``max_iter`` iterations.
+    The phases together make about ``max_passes`` passes over the data (a phase
+    makes one per iteration and one at its start, a k-means++ re-seed two more).
     """
     records: List[Escape] = []
     if patience <= 0:
@@ -106,26 +112,30 @@ def escape(family, best: GMMResult, run: Callable[[np.ndarray, int], GMMResult],
     sums = family.last.sums
     X = family.X
 
-    left = max_iter
+    passes = 0.0
 
     def out_of_time() -> bool:
-        return left <= 0 or (max_time is not None and time.perf_counter() - start > max_time)
+        return passes >= max_passes or (max_time is not None
+                                         and time.perf_counter() - start > max_time)
 
     def attempt(merged: np.ndarray, into: np.ndarray, rows: Optional[np.ndarray]) -> bool:
-        nonlocal best, sums, left
+        nonlocal best, sums, passes
+        cost = 0
         target = np.arange(sums.weight.shape[0])
         target[merged] = into
         w0 = _merge.minimize(_merge.MergeBound(sums, target))
         if rows is None:      # one merge, its center placed by a greedy k-means++ step
             rows = np.array([_new_center(X, family.sw, np.delete(w0, merged, axis=0), rng,
                                          family.n_threads)])
+            cost = 2
         w0[merged] = X[rows]
-        res = run(w0, left)
-        left -= res.n_iter
+        res = run(w0, max_iter)
+        cost += res.n_iter + 1
+        passes += cost
         accepted = res.objective < best.objective * (1.0 - _IMPROVEMENT)
         records.append(Escape(merged=merged, into=into, rows=rows,
                               start_objective=res.history.initial_objective,
-                              objective=res.objective, accepted=accepted,
+                              objective=res.objective, accepted=accepted, passes=cost,
                               history=res.history))
         if accepted:
             best, sums = res, family.last.sums

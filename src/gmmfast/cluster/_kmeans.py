@@ -21,6 +21,9 @@ from ._samplers import SAMPLERS
 
 INITS = ("k-means++", "k-means||", "forgy", "random-partition")
 SELECTIONS = ("random", "mm", "balanced", "merge-split")
+#: Rows the escape proposals may always visit (passes x n), whatever escape_effort allows:
+#: on small sets escaping stops by patience alone (bench/escape.py).
+MIN_ESCAPE_ROWS = 1e8
 #: Proposals per point and iteration when walk_steps="auto" (see bench/walk_steps.py).
 AUTO_STEPS_PER_POINT = 30
 
@@ -67,7 +70,7 @@ class GMMKMeans(BaseEstimator):
         Runs from different initialisations; the one with the lowest objective is kept.
         "auto" (as scikit-learn's KMeans): 10 for "forgy" and "random-partition", else 1.
     max_iter : int, default=300
-        Iterations of the whole run, the escape proposals' phases included.
+        Iterations of the G-MM run, and of each escape proposal's run.
     tol : float, default=1e-4
         Stop when the gap d_t = b_t(w_t) - F(w_t) is at most ``tol * F(w_0)``.
     selection : {"merge-split", "random", "mm", "balanced"} or callable, default="merge-split"
@@ -99,13 +102,20 @@ class GMMKMeans(BaseEstimator):
     n_neighbors : int, default=8
         Neighbours per center in the center graph ("local" and "gibbs"), and
         the merge candidates of a cluster ("merge-split").
-    patience : int, default=50
+    patience : int, default=80
         With "merge-split": after G-MM converges, propose leaving the solution
         (merge a cheap cluster, re-seed its center where the objective drops
         most, run G-MM again from there; :mod:`gmmfast.cluster._escape`) and
         keep a result only if its objective is lower; stop after ``patience``
         proposals in a row that did not lower it. 0 disables. Deterministic
         for a fixed ``random_state``. Chosen from bench/escape.py.
+    escape_effort : float, default=1.0
+        The escape proposals also stop once they have made this many times as
+        many passes over the data as the initialisation (k-means++: one per
+        center) and the first G-MM run did together, but never fewer passes
+        than 10^8 / n_samples (small sets stop by ``patience`` alone): on
+        large sets escaping at most about doubles the work of a fit.
+        Deterministic.
     max_time : float or None, default=None
         Also stop proposing after this many seconds (the result then depends
         on the machine's speed).
@@ -142,7 +152,8 @@ class GMMKMeans(BaseEstimator):
                  selection: Union[str, Callable] = "merge-split",
                  walk_steps: Union[int, str] = "auto", n_candidates: int = 8,
                  sampler: str = "uniform", n_neighbors: int = 8,
-                 patience: int = 50, max_time: Optional[float] = None,
+                 patience: int = 80, escape_effort: float = 1.0,
+                 max_time: Optional[float] = None,
                  random_state: Any = None, verbose: int = 0):
         self.n_clusters = n_clusters
         self.eta = eta
@@ -157,6 +168,7 @@ class GMMKMeans(BaseEstimator):
         self.sampler = sampler
         self.n_neighbors = n_neighbors
         self.patience = patience
+        self.escape_effort = escape_effort
         self.max_time = max_time
         self.random_state = random_state
         self.verbose = verbose
@@ -212,6 +224,7 @@ class GMMKMeans(BaseEstimator):
         if max_time is not None:
             max_time = check_real(max_time, "max_time", 0.0)
         return dict(sampler=self.sampler, patience=check_int(self.patience, "patience", 0),
+                    escape_effort=check_real(self.escape_effort, "escape_effort", 0.0),
                     max_time=max_time,
                     n_neighbors=check_int(self.n_neighbors, "n_neighbors", 1),
                     k=k, init=init, init_size=init_size, n_init=n_init, selection=selection,
@@ -283,6 +296,7 @@ class GMMKMeans(BaseEstimator):
             for run in range(p["n_init"]):
                 t0 = time.perf_counter()
                 w0 = self._init_centers(X, sw, p["k"], p["init"], rng, n_threads, p["init_size"])
+                init_passes = _init_passes(p, X.shape[0])
                 if p["verbose"]:
                     print(f"G-MM k-means run {run + 1}/{p['n_init']}: initialisation "
                           f"({p['init'] if isinstance(p['init'], str) else 'given'}) "
@@ -300,7 +314,9 @@ class GMMKMeans(BaseEstimator):
                         lambda w, iters: self._run(family, w, dict(p, max_iter=iters),
                                                    core_selection, rng, run),
                         rng, n_neighbors=p["n_neighbors"], patience=p["patience"],
-                        max_iter=p["max_iter"] - res.n_iter, max_time=p["max_time"])
+                        max_iter=p["max_iter"], max_time=p["max_time"],
+                        max_passes=max(p["escape_effort"] * (init_passes + res.n_iter + 1),
+                                       MIN_ESCAPE_ROWS / X.shape[0]))
                     if p["verbose"]:
                         kept = sum(e.accepted for e in escapes)
                         print(f"  escapes: {len(escapes)} proposals, {kept} kept; objective "
@@ -405,3 +421,17 @@ def _warn_empty(X: np.ndarray, sw: np.ndarray, centers: np.ndarray, labels: np.n
                   "their last position); selection='merge-split' (the default) moves empty "
                   "clusters' centers into the costliest clusters.", ConvergenceWarning,
                   stacklevel=3)
+
+
+def _init_passes(p: dict, n: int) -> float:
+    """Passes over the data the initialisation made (k-means++: one per center, on the
+    rows it seeded on)."""
+    init = p["init"]
+    if not isinstance(init, str):
+        return 0.0
+    share = p["init_size"] / n
+    if init == "k-means++":
+        return p["k"] * share
+    if init == "k-means||":
+        return 7.0 * share
+    return 1.0
