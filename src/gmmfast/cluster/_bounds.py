@@ -76,6 +76,8 @@ class Assignment:
     prev_labels: Optional[np.ndarray] = None
     prev_value: float = float("nan")   # b_{prev_labels}(w)
     sums: Optional[ClusterSums] = None  # per-cluster sums of the nearest-center assignment
+    chunk_costs: Optional[np.ndarray] = None       # cost totals per CHUNK rows (objective)
+    chunk_prev_costs: Optional[np.ndarray] = None  # the same for prev_labels (prev_value)
 
 
 def assign(X: np.ndarray, sw: np.ndarray, centers: np.ndarray, n_threads: int, *,
@@ -122,7 +124,8 @@ def assign(X: np.ndarray, sw: np.ndarray, centers: np.ndarray, n_threads: int, *
     return Assignment(w=centers, labels=labels, objective=objective, changed=int(changed.sum()),
                       prev_labels=prev_labels,
                       prev_value=total(chunk_prev) if prev_labels is not None else float("nan"),
-                      sums=sums)
+                      sums=sums, chunk_costs=chunk,
+                      chunk_prev_costs=chunk_prev if prev_labels is not None else None)
 
 
 @dataclass

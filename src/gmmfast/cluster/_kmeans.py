@@ -13,6 +13,7 @@ from .._kernels._common import openmp_max_threads
 from .._validation import (ConvergenceWarning, blas_single_threaded, check_array, check_int,
                            check_random_state, check_sample_weight, check_walk_steps, draw_seed)
 from ..core import GMMResult, check_eta, check_max_iter, check_tol, generalized_mm
+from . import _dask
 from ._bounds import KMeansBounds, assign, balanced_bias, labeling_cost, update_centers
 from ._init import kmeans_parallel, kmeans_plusplus
 from ._samplers import SAMPLERS
@@ -241,6 +242,8 @@ class GMMKMeans(BaseEstimator):
         -------
         self
         """
+        if _dask.is_dask_array(X):      # X and its labels stay on the cluster
+            return _dask.fit(self, X, sample_weight)
         X = check_array(X, "X")
         p = self._check_params(X)
         sw = check_sample_weight(sample_weight, X.shape[0], X.dtype)
@@ -295,7 +298,9 @@ class GMMKMeans(BaseEstimator):
         return self.fit(X, sample_weight=sample_weight).labels_
 
     def predict(self, X: Any, sample_weight: Any = None) -> np.ndarray:
-        """Index of the nearest center of each sample."""
+        """Index of the nearest center of each sample (lazy for a dask array)."""
+        if _dask.is_dask_array(X):
+            return _dask.predict(self, X)
         X = self._check_test_data(X)
         return self._assign(X, sample_weight).labels
 
@@ -307,6 +312,8 @@ class GMMKMeans(BaseEstimator):
 
     def transform(self, X: Any) -> np.ndarray:
         """Euclidean distance of each sample to each center, shape (n_samples, n_clusters)."""
+        if _dask.is_dask_array(X):
+            return _dask.transform(self, X)
         X = self._check_test_data(X)
         centers = np.ascontiguousarray(self.cluster_centers_, dtype=X.dtype)
         out = np.empty((X.shape[0], centers.shape[0]), dtype=X.dtype)
@@ -327,6 +334,8 @@ class GMMKMeans(BaseEstimator):
 
     def score(self, X: Any, y: Any = None, sample_weight: Any = None) -> float:
         """Opposite of the k-means objective of X at the fitted centers."""
+        if _dask.is_dask_array(X):
+            return _dask.score(self, X, sample_weight)
         X = self._check_test_data(X)
         return -self._assign(X, sample_weight).objective
 
