@@ -607,12 +607,14 @@ def _first_row(data: Blocks, rng: np.random.Generator) -> int:
 
 def draw_sample(data: Blocks, size: int, k: int, rng: np.random.Generator):
     """About ``size`` rows drawn uniformly across the blocks (each row with probability
-    size / n) with their weights; redrawn larger if it has fewer than k rows or no weight."""
+    size / n) with their weights; redrawn larger if it has fewer than k rows or no weight.
+    With size >= n every row is taken and ``rng`` is not used (so seeding on it is the
+    in-memory seeding)."""
     import dask
     p = min(1.0, size / data.n)
     task = dask.delayed(sample_block, pure=False)
     while True:
-        seed = draw_seed(rng)
+        seed = draw_seed(rng) if p < 1.0 else 0    # every row: nothing to draw
         check = data.check_now()
         parts = [task(xb, swb, int(o), p, seed, data.dtype, check)
                  for xb, swb, o in zip(data.blocks, data.sw_blocks, data.offsets)]
