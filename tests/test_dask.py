@@ -245,3 +245,24 @@ def test_import_gmmfast_does_not_import_dask():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.strip()
     assert out == "False"
+
+
+def test_cli_cluster_on_a_scheduler_reads_npy_in_blocks(client, tmp_path, capsys):
+    from gmmfast import cli
+    X = mixture(n=3000, d=2, m=3, seed=7).astype(np.float32)
+    path = tmp_path / "points.npy"
+    np.save(path, X)
+    labels, centers = tmp_path / "labels.txt", tmp_path / "centers.csv"
+    address = client.scheduler.address
+    rc = cli.main(["cluster", str(path), "-k", "3", "--eta", "1", "--scheduler", address,
+                   "--chunk-mb", "0.01", "-o", str(labels), "--centers", str(centers)])
+    out = capsys.readouterr().out
+    assert rc == 0 and "on Dask, 2 workers, 3 row blocks" in out
+    C = np.loadtxt(centers, delimiter=",", ndmin=2)
+    nearest = np.argmin(((X[:, None, :] - C[None].astype(np.float32)) ** 2).sum(-1), axis=1)
+    assert (np.loadtxt(labels, dtype=int) == nearest).mean() > 0.999   # centers as printed
+    for argv, match in ((["--scheduler", address, "--workers", "2"], "not both"),
+                        (["--workers", "0"], "--workers must be >= 1"),
+                        (["--scheduler", address, "--chunk-mb", "0"], "--chunk-mb")):
+        with pytest.raises(SystemExit, match=match):
+            cli.main(["cluster", str(path), "-k", "3"] + argv)
