@@ -32,7 +32,7 @@ import numpy as np
 
 from .._kernels import _kmeans as K
 from .._kernels._common import openmp_max_threads
-from .._validation import (ConvergenceWarning, check_array, check_int, check_random_state,
+from .._validation import (ConvergenceWarning, check_array, check_random_state,
                            check_sample_weight, draw_seed)
 from ..core import GMMResult, Selection, generalized_mm
 from . import _merge
@@ -147,11 +147,9 @@ def _combine_extra(a: Any, b: Any) -> Any:
 def reduce_tree(parts: list) -> Any:
     """A tree of :func:`combine` tasks over delayed Parts (fixed by their number)."""
     import dask
-    level = 0
     while len(parts) > 1:
         parts = [dask.delayed(combine, pure=False)(*parts[i:i + SPLIT_EVERY])
                  for i in range(0, len(parts), SPLIT_EVERY)]
-        level += 1
     return parts[0]
 
 
@@ -364,7 +362,24 @@ class _Pass:
         return math.fsum(self.part.cost)
 
 
-class DaskSumsBounds:
+class _Family:
+    """What both dask families share: the cached pass at the latest centers."""
+
+    _at: Optional[_Pass] = None
+
+    def _pass(self, w: np.ndarray) -> _Pass:
+        raise NotImplementedError
+
+    @property
+    def last(self) -> Optional[_Pass]:
+        """The latest pass (its Part has F's expansion and the nearest-center counts)."""
+        return self._at
+
+    def objective(self, w: np.ndarray) -> float:
+        return self._pass(w).objective
+
+
+class DaskSumsBounds(_Family):
     """MM and merge-split over the blocks of a dask array: one pass per iteration.
 
     The in-memory :class:`~gmmfast.cluster._bounds.KMeansBounds` with ``sums=True``,
@@ -393,13 +408,6 @@ class DaskSumsBounds:
             self._at = _Pass(w=w, part=part, sums=cluster_sums(part, w))
         return self._at
 
-    @property
-    def last(self) -> Optional[_Pass]:
-        return self._at
-
-    def objective(self, w: np.ndarray) -> float:
-        return self._pass(w).objective
-
     def touching(self, w: np.ndarray) -> MergeBound:
         return _merge.touching(self._pass(w).sums)
 
@@ -414,9 +422,6 @@ class DaskSumsBounds:
                 if self._at is not None and self._at.sums is s else {}
             relocate = rows.__getitem__
         return _merge.minimize(bound, relocate)
-
-    def random_valid(self, w, threshold, rng):   # pragma: no cover - not a selection here
-        raise NotImplementedError
 
     def biased_valid(self, w: np.ndarray, threshold: float, bias: Any,
                      rng: np.random.Generator) -> Selection:
@@ -438,7 +443,7 @@ class WalkBound:
     wweight: np.ndarray
 
 
-class DaskWalkBounds:
+class DaskWalkBounds(_Family):
     """The paper's random bounds over the blocks of a dask array, one pass per iteration.
 
     The pass at w_t (which gives F(w_t) and b_t(w_t) from the labels of b_t, kept on the
@@ -487,13 +492,6 @@ class DaskWalkBounds:
             self._at = self._run(w, prev, walking=True)
         return self._at
 
-    @property
-    def last(self) -> Optional[_Pass]:
-        return self._at
-
-    def objective(self, w: np.ndarray) -> float:
-        return self._pass(w).objective
-
     def _bound(self, p: _Pass) -> WalkBound:
         return WalkBound(w=p.w, labels=p.labels, value=math.fsum(p.part.walked),
                          wsum=p.part.wsum, wweight=p.part.wweight)
@@ -521,9 +519,6 @@ class DaskWalkBounds:
         full = bound.wweight > 0
         new[full] = bound.wsum[full] / bound.wweight[full, None]
         return new.astype(w.dtype)
-
-    def biased_valid(self, w, threshold, bias, rng):   # pragma: no cover
-        raise NotImplementedError
 
 
 # -- initialisation over the blocks ------------------------------------------------------
