@@ -322,10 +322,11 @@ def as_blocks(X: Any, sample_weight: Any) -> Blocks:
         if not total > 0:
             raise ValueError("sample_weight must have a positive sum; all weights are zero.")
         sw_blocks = list(sw.to_delayed().ravel())
-    else:   # in memory: validated here, split once; the blocks travel with each task
+    else:   # in memory: validated here, sent to the workers once (not with every pass)
         sw = check_sample_weight(sample_weight, X.shape[0], X.dtype)
         import dask
-        sw_blocks = [dask.delayed(sw[o:o + s]) for o, s in zip(offsets, sizes)]
+        sw_blocks = list(dask.persist(*[dask.delayed(sw[o:o + s])
+                                        for o, s in zip(offsets, sizes)]))
     return Blocks(X=X, blocks=blocks, sw_blocks=sw_blocks, offsets=offsets, sizes=sizes,
                   dtype=X.dtype, weighted=weighted)
 
@@ -460,7 +461,6 @@ class DaskWalkBounds(_Family):
         self.seed = seed
         self.n_passes = 0
         self._at: Optional[_Pass] = None
-        self._kept: list = []
         n = data.n
         steps = (walk_steps * data.sizes) // max(n, 1)
         steps[: walk_steps - int(steps.sum())] += 1
