@@ -232,8 +232,11 @@ class GMMKMeans(BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            float32 stays float32; other numeric input becomes float64.
+        X : array-like of shape (n_samples, n_features), or a dask array
+            float32 stays float32; other numeric input becomes float64. A
+            ``dask.array.Array`` chunked by rows is fitted on its cluster, one pass
+            per iteration; then ``labels_`` is a lazy dask array
+            (:func:`gmmfast.cluster._dask.fit`).
         y : ignored
         sample_weight : array-like of shape (n_samples,), optional
             Non-negative weights; the objective is sum_i s_i ||x_i - mu_{z_i}||^2.
