@@ -282,10 +282,9 @@ def _nbytes(obj: Any) -> int:
     return len(pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL))
 
 
-def as_blocks(X: Any, sample_weight: Any) -> Blocks:
-    """Validate the dask array's shape and dtype (values are checked in the first pass)
-    and split it into row blocks (a chunked second axis is merged into one chunk)."""
-    import dask.array as da
+def float_rows(X: Any) -> Any:
+    """The dask array validated by shape and dtype (values are checked in the first pass),
+    as float32/float64 with one chunk across the columns."""
     if X.ndim != 2:
         raise ValueError(f"X must be a 2-D array, got a {X.ndim}-D dask array of shape "
                          f"{X.shape}.")
@@ -302,8 +301,13 @@ def as_blocks(X: Any, sample_weight: Any) -> Blocks:
         raise ValueError(f"X must contain real numbers, got dtype {X.dtype}.")
     if X.dtype not in (np.float32, np.float64):
         X = X.astype(np.float64)
-    if len(X.chunks[1]) > 1:
-        X = X.rechunk({1: -1})
+    return X.rechunk({1: -1}) if len(X.chunks[1]) > 1 else X
+
+
+def as_blocks(X: Any, sample_weight: Any) -> Blocks:
+    """The dask array (see :func:`float_rows`) and the sample weights as row blocks."""
+    import dask.array as da
+    X = float_rows(X)
     sizes = np.asarray(X.chunks[0], dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
     blocks = list(X.to_delayed().ravel())
@@ -746,8 +750,8 @@ def fit(est: Any, X: Any, sample_weight: Any = None) -> Any:
     blocks ("auto": :func:`auto_sample_size`); ``init="k-means||"`` runs over all blocks
     (:func:`kmeans_parallel_blocks`) unless ``init_size`` is an integer.
     """
-    data = as_blocks(X, sample_weight)
-    p = est._check_params(data.X)
+    X = float_rows(X)
+    p = est._check_params(X)
     selection, eta = p["selection"], p["eta"]
     if not isinstance(selection, str) or selection not in DASK_SELECTIONS:
         raise ValueError(f"selection must be one of {DASK_SELECTIONS} on a dask array, got "
@@ -761,6 +765,7 @@ def fit(est: Any, X: Any, sample_weight: Any = None) -> Any:
     if selection in ("random", "merge-split") and eta == 1.0:
         selection = "mm"
     rng = check_random_state(est.random_state)
+    data = as_blocks(X, sample_weight)
     best: Optional[GMMResult] = None
     counts = None
     for run in range(p["n_init"]):
@@ -824,17 +829,11 @@ def _labels(X: Any, centers: np.ndarray) -> Any:
 
 def _test_data(est: Any, X: Any) -> Any:
     est._check_is_fitted()
-    if X.ndim != 2:
-        raise ValueError(f"X must be a 2-D array, got a {X.ndim}-D dask array of shape "
-                         f"{X.shape}.")
+    X = float_rows(X)
     if X.shape[1] != est.n_features_in_:
         raise ValueError(f"X has {X.shape[1]} features, but {type(est).__name__} is "
                          f"expecting {est.n_features_in_} features as input.")
-    if X.dtype.kind not in "fiub":
-        raise ValueError(f"X must contain real numbers, got dtype {X.dtype}.")
-    if X.dtype not in (np.float32, np.float64):
-        X = X.astype(np.float64)
-    return X.rechunk({1: -1}) if len(X.chunks[1]) > 1 else X
+    return X
 
 
 def predict(est: Any, X: Any) -> Any:
