@@ -8,7 +8,8 @@ KMeans(n_init=m) with m matched to GMMKMeans()'s time, MiniBatchKMeans(n_init=1)
 faiss-cpu Kmeans(niter=25) (random initialisation, float32, its defaults otherwise).
 Each contender's SSE/n is recomputed the same way for all (nearest center of every row
 of X in X's precision, costs in float64). Peak memory is what the fit added to the
-process's peak resident set. A contender that runs past --timeout seconds is stopped
+process's resident set: the peak (VmHWM, reset through /proc/self/clear_refs after the
+data is made and the library imported) minus the resident set at the start of the fit. A contender that runs past --timeout seconds is stopped
 and reported as such; cells whose data would not fit in memory are skipped.
 
 Results accumulate in bench/out/scale.json (one record per cell and contender), so the
@@ -34,34 +35,44 @@ GRID = [(n, d, k) for n in (100_000, 1_000_000, 10_000_000) for d in (16, 64, 12
 CONTENDERS = ["gmmfast", "gmmfast eta=1", "sklearn", "sklearn n_init=m", "minibatch", "faiss"]
 
 CHILD = r"""
-import json, resource, sys, time
+import json, sys, time
 sys.path.insert(0, {bench!r})
 import numpy as np
 from _common import mixture
 n, d, k, who, m = {n}, {d}, {k}, {who!r}, {m}
 X = mixture(n, d, k, dtype=np.float32 if n >= 10_000_000 else np.float64)
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-t = time.perf_counter()
+# import the contender's library before the baseline, so 'added' is the fit's own memory
 if who.startswith("gmmfast"):
     from gmmfast import GMMKMeans
+elif who.startswith("sklearn"):
+    from sklearn.cluster import KMeans
+elif who == "minibatch":
+    from sklearn.cluster import MiniBatchKMeans
+else:
+    import faiss
+def status(field):
+    for line in open("/proc/self/status"):
+        if line.startswith(field):
+            return int(line.split()[1])      # KiB
+open("/proc/self/clear_refs", "w").write("5")   # reset the peak (VmHWM) to the current RSS
+before = status("VmRSS:")
+t = time.perf_counter()
+if who.startswith("gmmfast"):
     est = GMMKMeans(k, random_state=0, **(dict(eta=1.0) if who == "gmmfast eta=1" else {{}}))
     est.fit(X)
     C, iters = est.cluster_centers_, est.n_iter_
 elif who.startswith("sklearn"):
-    from sklearn.cluster import KMeans
     est = KMeans(k, n_init=m, random_state=0).fit(X)
     C, iters = est.cluster_centers_, est.n_iter_
 elif who == "minibatch":
-    from sklearn.cluster import MiniBatchKMeans
     est = MiniBatchKMeans(k, n_init=1, random_state=0).fit(X)
     C, iters = est.cluster_centers_, est.n_iter_
 else:
-    import faiss
     km = faiss.Kmeans(d, k, niter=25, seed=0)
     km.train(np.ascontiguousarray(X, dtype=np.float32))
     C, iters = km.centroids, 25
 seconds = time.perf_counter() - t
-after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+after = status("VmHWM:")
 from gmmfast.cluster._bounds import assign
 from gmmfast._kernels._common import openmp_max_threads
 sse = assign(X, np.ones(n, X.dtype), np.ascontiguousarray(C, dtype=X.dtype),
@@ -71,12 +82,16 @@ print(json.dumps(dict(seconds=seconds, iterations=int(iters), sse=sse,
 """
 
 
-def run_one(n, d, k, who, m, timeout):
+def run_one(n, d, k, who, m, timeout, threads=None, cpus=None):
     code = CHILD.format(bench=str(ROOT / "bench"), n=n, d=d, k=k, who=who, m=m)
+    env = dict(os.environ)
+    if threads:
+        for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+            env[var] = str(threads)
+    argv = (["taskset", "-c", cpus] if cpus else []) + [sys.executable, "-c", code]
     t = time.perf_counter()
     try:
-        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                              timeout=timeout)
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env)
     except subprocess.TimeoutExpired:
         return dict(status=f"> {timeout:.0f} s", seconds=time.perf_counter() - t)
     if proc.returncode != 0:
@@ -107,6 +122,9 @@ def main():
     ap.add_argument("--contenders", default=",".join(CONTENDERS))
     ap.add_argument("--timeout", type=float, default=900.0)
     ap.add_argument("--report-only", action="store_true")
+    ap.add_argument("--threads", type=int, default=None,
+                    help="limit every contender to this many threads (OpenMP and BLAS)")
+    ap.add_argument("--cpus", default=None, help="run every contender under taskset -c CPUS")
     args = ap.parse_args()
     cells = GRID if not args.cells else [tuple(int(float(v)) for v in c.split(","))
                                          for c in args.cells.split(";")]
@@ -126,8 +144,9 @@ def main():
                     if g.get("status") != "ok" or s.get("status") != "ok":
                         continue
                     m = max(1, math.ceil(g["seconds"] / s["seconds"]))
-                rec = run_one(n, d, k, who, m, args.timeout)
+                rec = run_one(n, d, k, who, m, args.timeout, args.threads, args.cpus)
                 rec["n_init"] = m
+                rec["threads"] = args.threads or os.cpu_count()
                 rec["load"] = os.getloadavg()[0]
                 cell[who] = rec
                 save(records)
@@ -141,7 +160,7 @@ def report(records):
         n, d, k = (int(v) for v in key.split(","))
         cell = records[key]
         if "skipped" in cell:
-            rows.append([f"{n} x {d}, k={k}", "all", cell["skipped"], "", "", "", ""])
+            rows.append([f"{n} x {d}, k={k}", "all", "", cell["skipped"], "", "", "", ""])
             continue
         for who in CONTENDERS:
             r = cell.get(who)
@@ -149,17 +168,20 @@ def report(records):
                 continue
             name = who if who != "sklearn n_init=m" else f"sklearn n_init={r.get('n_init')}"
             if r["status"] != "ok":
-                rows.append([f"{n} x {d}, k={k}", name, r["status"], "", "", "", ""])
+                rows.append([f"{n} x {d}, k={k}", name, r.get("threads", ""), r["status"], "", "", "",
+                             ""])
                 continue
-            rows.append([f"{n} x {d}, k={k}", name, f"{r['seconds']:.1f}", r["iterations"],
-                         f"{r['sse']:.4f}", f"{r['added_mib']:.0f}", f"{r['load']:.1f}"])
+            rows.append([f"{n} x {d}, k={k}", name, r.get("threads", ""), f"{r['seconds']:.1f}",
+                         r["iterations"], f"{r['sse']:.4f}", f"{r['added_mib']:.0f}",
+                         f"{r['load']:.1f}"])
             fig.setdefault((d, k, who), []).append((n, r["seconds"]))
-    table = markdown_table(["data", "contender", "wall s", "iterations", "SSE/n",
+    table = markdown_table(["data", "contender", "threads", "wall s", "iterations", "SSE/n",
                             "peak MiB added", "load"], rows)
     body = (f"SIMD level of the nearest-center search: {simd_name()}. Every contender ran in "
-            "its own process with all threads (2 cores); 'load' is the 1-minute load average "
-            "when it started (above ~2, other jobs shared the 2 cores and wall times are "
-            "inflated). SSE/n recomputed identically for every contender. 1e7-row sets are "
+            "its own process, with the threads given ('threads': OpenMP and BLAS limited by "
+            "environment variables, pinned to one core by taskset when 1); 'load' is the "
+            "1-minute load average when it started (above the thread count, other jobs shared "
+            "the cores and wall times are inflated). SSE/n recomputed identically for every contender. 1e7-row sets are "
             "float32, the others float64; gmmfast keeps float32 (faiss always trains in "
             "float32).\n\n" + table + "\n\nFigure: bench/results/scale.png (wall time "
             "against n, log-log, one panel per (d, k)).")

@@ -311,7 +311,7 @@ def test_escapes_keep_every_invariant_and_never_raise_the_objective():
 
 
 def test_escapes_respect_the_iteration_cap_and_the_work_budget():
-    from gmmfast.cluster._kmeans import MIN_ESCAPE_ROWS
+    from gmmfast.cluster._escape import MIN_ESCAPE_ROWS
     from gmmfast.datasets import make_gmm200
     X, _ = make_gmm200(0)
     est = GMMKMeans(200, random_state=0, max_iter=4).fit(X)

@@ -35,7 +35,89 @@ def add_parser(sub) -> None:
     p.add_argument("-o", "--output", default=None, help="write one label per line here")
     p.add_argument("--centers", default=None, help="write the centers here (CSV)")
     p.add_argument("-v", "--verbose", action="store_true", help="progress bar")
+    dist = p.add_argument_group("on a Dask cluster (pip install \"gmmfast[dask]\")")
+    dist.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                      help="run on the dask.distributed scheduler at ADDRESS; a .npy file is "
+                           "read by the workers in row blocks (they must see the same path)")
+    dist.add_argument("--workers", type=int, default=None, metavar="N",
+                      help="run on a local Dask cluster of N worker processes (1 thread each); "
+                           "a .npy file larger than memory is memory-mapped in row blocks")
+    dist.add_argument("--chunk-mb", type=float, default=64.0,
+                      help="size of a row block of the .npy file in MB (default 64)")
     p.set_defaults(func=run)
+
+
+def _dask_client(args):
+    """A dask.distributed client for --scheduler/--workers (None without them)."""
+    if args.scheduler is None and args.workers is None:
+        return None
+    if args.scheduler is not None and args.workers is not None:
+        fail(CMD, "give --scheduler or --workers, not both")
+    if args.workers is not None and args.workers < 1:
+        fail(CMD, f"--workers must be >= 1, got {args.workers}")
+    if not args.chunk_mb > 0:
+        fail(CMD, f"--chunk-mb must be > 0, got {args.chunk_mb}")
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:
+        fail(CMD, "--scheduler/--workers need Dask: pip install \"gmmfast[dask]\"")
+    if args.scheduler is not None:
+        return Client(args.scheduler)
+    return Client(LocalCluster(n_workers=args.workers, threads_per_worker=1,
+                               processes=True, dashboard_address=None))
+
+
+def _run_dask(args, path, client) -> int:
+    """``gmmfast cluster`` on Dask: X read in row blocks, labels written block by block."""
+    import dask.array as da
+
+    from ..cluster import GMMKMeans
+    from ..cluster._dask import read_npy
+    from ..datasets import read_points
+    try:
+        if path.suffix == ".npy":
+            X = read_npy(path, int(args.chunk_mb * 2**20))
+        else:
+            X = read_points(path)
+            X = da.from_array(X, chunks=(max(1, int(args.chunk_mb * 2**20) // (8 * X.shape[1])),
+                                         X.shape[1]))
+    except ValueError as exc:
+        fail(CMD, f"cannot read {path}: {exc}")
+    params = {name: getattr(args, name) for name in ("eta", "init", "selection", "sampler")
+              if getattr(args, name) is not None}
+    est = GMMKMeans(args.n_clusters, n_init=args.n_init, max_iter=args.max_iter,
+                    random_state=args.seed, verbose=int(args.verbose), **params)
+    t0 = time.perf_counter()
+    try:
+        est.fit(X)
+    except ValueError as exc:
+        fail(CMD, f"{exc}")
+    seconds = time.perf_counter() - t0
+    n, d = X.shape
+    p = est.get_params()
+    workers = len(client.scheduler_info()["workers"])
+    print(f"{path.name}: n={n}, d={d}, k={args.n_clusters}; G-MM (selection={p['selection']}, "
+          f"eta={p['eta']:g}, init={p['init']}) on Dask, {workers} workers, "
+          f"{X.numblocks[0]} row blocks")
+    print(f"objective (SSE) {est.inertia_:.6g}, per point {est.inertia_ / n:.6g}; "
+          f"{est.n_iter_} iterations, {seconds:.2f} s")
+    sizes = np.zeros(args.n_clusters, dtype=np.int64)
+    if args.output:
+        with open(args.output, "w") as fh:
+            for block in est.labels_.to_delayed().ravel():
+                labels = block.compute()
+                sizes += np.bincount(labels, minlength=args.n_clusters)
+                np.savetxt(fh, labels, fmt="%d")
+    else:
+        sizes = da.bincount(est.labels_, minlength=args.n_clusters).compute()
+    print(f"cluster sizes: min {sizes.min()}, median {int(np.median(sizes))}, max {sizes.max()}"
+          f"; empty clusters: {int((sizes == 0).sum())}")
+    if args.output:
+        print(f"wrote {args.output}")
+    if args.centers:
+        np.savetxt(args.centers, est.cluster_centers_, delimiter=",", fmt="%.10g")
+        print(f"wrote {args.centers}")
+    return 0
 
 
 def run(args) -> int:
@@ -51,6 +133,15 @@ def run(args) -> int:
     path = Path(args.file)
     if not path.is_file():
         fail(CMD, f"no such file: {path}")
+    client = _dask_client(args)
+    if client is not None:
+        try:
+            return _run_dask(args, path, client)
+        finally:
+            cluster = client.cluster
+            client.close()
+            if cluster is not None:
+                cluster.close()
     try:
         X = read_points(path)
     except (ValueError, OSError) as exc:

@@ -80,6 +80,8 @@ class Assignment:
     prev_labels: Optional[np.ndarray] = None
     prev_value: float = float("nan")   # b_{prev_labels}(w)
     sums: Optional[ClusterSums] = None  # per-cluster sums of the nearest-center assignment
+    chunk_costs: Optional[np.ndarray] = None       # cost totals per CHUNK rows (objective)
+    chunk_prev_costs: Optional[np.ndarray] = None  # the same for prev_labels (prev_value)
 
 
 #: At most this many centers that moved far are checked row by row instead of lowering
@@ -182,7 +184,8 @@ def assign(X: np.ndarray, sw: np.ndarray, centers: np.ndarray, n_threads: int, *
     return Assignment(w=centers, labels=labels, objective=objective, changed=int(changed.sum()),
                       searched=int(searched.sum()), prev_labels=prev_labels,
                       prev_value=total(chunk_prev) if prev_labels is not None else float("nan"),
-                      sums=sums)
+                      sums=sums, chunk_costs=chunk,
+                      chunk_prev_costs=chunk_prev if prev_labels is not None else None)
 
 
 @dataclass
@@ -403,6 +406,15 @@ class KMeansBounds:
             self.n_passes += 1
             self._at = a
         return a
+
+    def row(self, i: int) -> np.ndarray:
+        """Row i of X (a relocated center)."""
+        return self.X[i]
+
+    def new_center(self, others: np.ndarray, rng: np.random.Generator) -> int:
+        """The row where a greedy k-means++ step puts one more center next to ``others``."""
+        from ._init import new_center
+        return new_center(self.X, self.sw, others, rng, self.n_threads)
 
     @property
     def last(self) -> Optional[Assignment]:

@@ -28,22 +28,30 @@ problem), or after ``max_time`` seconds.
 """
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass
-from typing import Callable, List, Optional, Tuple
+from typing import Any, Callable, List, Optional, Tuple
 
 import numpy as np
 
-from .._kernels import _kmeans as K
 from ..core import GMMResult, History
 from . import _merge
-from ._init import pp_draw, pp_gains
 
 #: A phase is kept when it lowers the best objective by more than this fraction (rounding).
 _IMPROVEMENT = 1e-12
 #: The first batch of proposals merges and re-seeds k / BATCH_DIVISOR clusters at once.
 BATCH_DIVISOR = 32
+#: Rows the escape proposals may always visit (passes x n), whatever the effort allows:
+#: on small sets escaping stops by patience alone (bench/escape.py).
+MIN_ESCAPE_ROWS = 1e8
+
+
+def pass_budget(effort: float, init_passes: float, n_iter: int, n: int) -> float:
+    """Passes over n rows the escapes may make: ``effort`` times those of the
+    initialisation and of the first G-MM run (its iterations and its start), never fewer
+    than MIN_ESCAPE_ROWS / n. The same rule in memory and on Dask, so both fits make the
+    same proposals (on Dask each pass also costs a scheduler round trip)."""
+    return max(effort * (init_passes + n_iter + 1), MIN_ESCAPE_ROWS / n)
 
 
 @dataclass
@@ -78,39 +86,28 @@ class Escape:
     history: History
 
 
-def _new_center(X: np.ndarray, sw: np.ndarray, others: np.ndarray, rng: np.random.Generator,
-                n_threads: int) -> int:
-    """The row where one greedy k-means++ step puts a new center next to ``others``."""
-    from ._bounds import assign
-    n = X.shape[0]
-    closest = np.empty(n)
-    assign(X, np.ones(n, dtype=X.dtype), np.ascontiguousarray(others), n_threads,
-           point_costs=closest)
-    chunk_pot = np.add.reduceat(sw * closest, np.arange(0, n, K.CHUNK))
-    prob = sw / sw.sum(dtype=np.float64)
-    cand = pp_draw(X, sw, closest, chunk_pot, 2 + int(math.log(others.shape[0] + 1)), rng,
-                   prob, None)
-    return int(cand[np.argmax(pp_gains(X, sw, closest, chunk_pot, None, cand, n_threads))])
-
-
 def escape(family, best: GMMResult, run: Callable[[np.ndarray, int], GMMResult],
            rng: np.random.Generator, *, n_neighbors: int, patience: int, max_iter: int,
-           max_passes: float, max_time: Optional[float]) -> Tuple[GMMResult, List[Escape]]:
-    """Merge-split proposals after convergence (see the module); returns the best run and
-    the record of every proposal.
+           max_passes: float, max_time: Optional[float]
+           ) -> Tuple[GMMResult, List[Escape], Any]:
+    """Merge-split proposals after convergence (see the module); returns the best run, the
+    record of every proposal and the cluster sums at the best run's centers.
 
-    ``family`` is the :class:`~gmmfast.cluster._bounds.KMeansBounds` whose last pass
-    was at ``best.w`` with points drawn for relocation; ``run(w0, max_iter)`` runs one
+    ``family`` is a sums-based bound family (:class:`~gmmfast.cluster._bounds.
+    KMeansBounds`, or the Dask one) whose last pass was at ``best.w`` with points drawn
+    for relocation; it gives ``row(i)`` (row i of the data) and, optionally,
+    ``new_center(others, rng)`` (the row a greedy k-means++ step picks; without it only
+    the costliest clusters' drawn points re-seed). ``run(w0, max_iter)`` runs one
     G-MM phase from ``w0`` with the same family, of at most ``max_iter`` iterations.
     The phases together make about ``max_passes`` passes over the data (a phase
     makes one per iteration and one at its start, a k-means++ re-seed two more).
     """
     records: List[Escape] = []
     if patience <= 0:
-        return best, records
+        return best, records, family.last.sums
     start = time.perf_counter()
     sums = family.last.sums
-    X = family.X
+    new_center = getattr(family, "new_center", None)
 
     passes = 0.0
 
@@ -125,10 +122,9 @@ def escape(family, best: GMMResult, run: Callable[[np.ndarray, int], GMMResult],
         target[merged] = into
         w0 = _merge.minimize(_merge.MergeBound(sums, target))
         if rows is None:      # one merge, its center placed by a greedy k-means++ step
-            rows = np.array([_new_center(X, family.sw, np.delete(w0, merged, axis=0), rng,
-                                         family.n_threads)])
+            rows = np.array([new_center(np.delete(w0, merged, axis=0), rng)])
             cost = 2
-        w0[merged] = X[rows]
+        w0[merged] = np.array([family.row(int(r)) for r in rows])
         res = run(w0, max_iter)
         cost += res.n_iter + 1
         passes += cost
@@ -153,16 +149,16 @@ def escape(family, best: GMMResult, run: Callable[[np.ndarray, int], GMMResult],
     while True:
         into, cost = _merge.merge_costs(sums, n_neighbors)
         improved = False
-        for j, row in _proposals(sums, cost):
+        for j, row in _proposals(sums, cost, new_center is not None):
             if failures >= patience or out_of_time():
-                return best, records
+                return best, records, sums
             rows = None if row < 0 else np.array([row])
             if attempt(np.array([j]), into[[j]], rows):
                 failures, improved = 0, True
                 break
             failures += 1
         if not improved:
-            return best, records
+            return best, records, sums
 
 
 def _cheapest_merges(into: np.ndarray, cost: np.ndarray, m: int) -> np.ndarray:
@@ -187,14 +183,17 @@ def _costliest(sums, exclude: np.ndarray = np.empty(0, dtype=np.int64)) -> np.nd
     return order[keep]
 
 
-def _proposals(sums, cost):
+def _proposals(sums, cost, greedy_steps: bool):
     """(cluster to merge, row for its center, or -1: a k-means++ step) in turn: the
-    diagonals of (cheapest merge, costliest cluster's drawn point), and the cheapest
-    merges with a k-means++ step each."""
+    diagonals of (cheapest merge, costliest cluster's drawn point), and, with
+    ``greedy_steps``, the cheapest merges with a k-means++ step each."""
     merges = np.argsort(cost, kind="stable")
     merges = merges[np.isfinite(cost[merges])]
     splits = _costliest(sums)
     pairs = ((j, int(sums.pick[c])) for j, c in _pairs(merges, splits))
+    if not greedy_steps:
+        yield from pairs
+        return
     greedy = ((int(j), -1) for j in merges)
     for a, b in zip(pairs, greedy):
         yield a

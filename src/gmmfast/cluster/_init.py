@@ -191,3 +191,17 @@ def _parallel(X: np.ndarray, k: int, sample_weight: np.ndarray, rng: np.random.G
     C = np.ascontiguousarray(X[np.concatenate(cand)])
     weight = assign(X, sample_weight, C, n_threads, with_sums=True).sums.weight
     return _plusplus(C, k, weight.astype(X.dtype), rng, None, n_threads)
+
+
+def new_center(X: np.ndarray, sw: np.ndarray, others: np.ndarray, rng: np.random.Generator,
+               n_threads: int) -> int:
+    """The row where one greedy k-means++ step puts a new center next to ``others``."""
+    n = X.shape[0]
+    closest = np.empty(n)
+    assign(X, np.ones(n, dtype=X.dtype), np.ascontiguousarray(others), n_threads,
+           point_costs=closest)
+    chunk_pot = np.add.reduceat(sw * closest, np.arange(0, n, K.CHUNK))
+    prob = sw / sw.sum(dtype=np.float64)
+    cand = pp_draw(X, sw, closest, chunk_pot, 2 + int(math.log(others.shape[0] + 1)), rng,
+                   prob, None)
+    return int(cand[np.argmax(pp_gains(X, sw, closest, chunk_pot, None, cand, n_threads))])

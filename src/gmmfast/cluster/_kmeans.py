@@ -13,17 +13,15 @@ from .._kernels._common import openmp_max_threads
 from .._validation import (ConvergenceWarning, blas_single_threaded, check_int, check_real,
                            check_random_state, check_sample_weight, check_walk_steps, draw_seed)
 from ..core import GMMResult, check_eta, check_max_iter, check_tol, generalized_mm
+from . import _dask
 from ._bounds import KMeansBounds, assign, balanced_bias, labeling_cost, update_centers
 from ._data import check_data
-from ._escape import escape
+from ._escape import escape, pass_budget
 from ._init import _parallel, _plusplus
 from ._samplers import SAMPLERS
 
 INITS = ("k-means++", "k-means||", "forgy", "random-partition")
 SELECTIONS = ("random", "mm", "balanced", "merge-split")
-#: Rows the escape proposals may always visit (passes x n), whatever escape_effort allows:
-#: on small sets escaping stops by patience alone (bench/escape.py).
-MIN_ESCAPE_ROWS = 1e8
 #: Proposals per point and iteration when walk_steps="auto" (see bench/walk_steps.py).
 AUTO_STEPS_PER_POINT = 30
 
@@ -271,8 +269,11 @@ class GMMKMeans(BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            float32 stays float32; other numeric input becomes float64.
+        X : array-like of shape (n_samples, n_features), or a dask array
+            float32 stays float32; other numeric input becomes float64. A
+            ``dask.array.Array`` chunked by rows is fitted on its cluster, one pass
+            per iteration; then ``labels_`` is a lazy dask array
+            (:func:`gmmfast.cluster._dask.fit`).
         y : ignored
         sample_weight : array-like of shape (n_samples,), optional
             Non-negative weights; the objective is sum_i s_i ||x_i - mu_{z_i}||^2.
@@ -281,6 +282,8 @@ class GMMKMeans(BaseEstimator):
         -------
         self
         """
+        if _dask.is_dask_array(X):      # X and its labels stay on the cluster
+            return _dask.fit(self, X, sample_weight)
         X = check_data(X, "X")
         p = self._check_params(X)
         sw = check_sample_weight(sample_weight, X.shape[0], X.dtype)
@@ -309,14 +312,14 @@ class GMMKMeans(BaseEstimator):
                 res = self._run(family, w0, p, core_selection, rng, run)
                 main, escapes = res, []
                 if selection == "merge-split":
-                    res, escapes = escape(
+                    res, escapes, _ = escape(
                         family, res,
                         lambda w, iters: self._run(family, w, dict(p, max_iter=iters),
                                                    core_selection, rng, run),
                         rng, n_neighbors=p["n_neighbors"], patience=p["patience"],
                         max_iter=p["max_iter"], max_time=p["max_time"],
-                        max_passes=max(p["escape_effort"] * (init_passes + res.n_iter + 1),
-                                       MIN_ESCAPE_ROWS / X.shape[0]))
+                        max_passes=pass_budget(p["escape_effort"], init_passes, res.n_iter,
+                                               X.shape[0]))
                     if p["verbose"]:
                         kept = sum(e.accepted for e in escapes)
                         print(f"  escapes: {len(escapes)} proposals, {kept} kept; objective "
@@ -351,7 +354,9 @@ class GMMKMeans(BaseEstimator):
         return self.fit(X, sample_weight=sample_weight).labels_
 
     def predict(self, X: Any, sample_weight: Any = None) -> np.ndarray:
-        """Index of the nearest center of each sample."""
+        """Index of the nearest center of each sample (lazy for a dask array)."""
+        if _dask.is_dask_array(X):
+            return _dask.predict(self, X)
         X = self._check_test_data(X)
         return self._assign(X, sample_weight).labels
 
@@ -363,6 +368,8 @@ class GMMKMeans(BaseEstimator):
 
     def transform(self, X: Any) -> np.ndarray:
         """Euclidean distance of each sample to each center, shape (n_samples, n_clusters)."""
+        if _dask.is_dask_array(X):
+            return _dask.transform(self, X)
         X = self._check_test_data(X)
         centers = np.ascontiguousarray(self.cluster_centers_, dtype=X.dtype)
         out = np.empty((X.shape[0], centers.shape[0]), dtype=X.dtype)
@@ -383,6 +390,8 @@ class GMMKMeans(BaseEstimator):
 
     def score(self, X: Any, y: Any = None, sample_weight: Any = None) -> float:
         """Opposite of the k-means objective of X at the fitted centers."""
+        if _dask.is_dask_array(X):
+            return _dask.score(self, X, sample_weight)
         X = self._check_test_data(X)
         return -self._assign(X, sample_weight).objective
 

@@ -1,0 +1,272 @@
+"""GMMKMeans on a dask array, on a real dask.distributed LocalCluster the tests start and stop.
+
+What is identical and what only to rounding, and why:
+- Labels are computed per row by the same kernel, so at the same centers they are identical
+  whatever the chunking or the workers.
+- F(w) is the correctly rounded sum of the costs of CHUNK (256) row chunks: identical to the
+  in-memory F when every block starts at a multiple of 256 rows (same chunks), else equal to
+  rounding.
+- Per-cluster sums are added in a tree fixed by the blocks (never by the workers): identical
+  for any number of workers; against memory or another chunking they are summed in another
+  order, so centers agree to rounding only.
+- The initialisations draw rows by global index (streams keyed by the row), and their totals
+  are exact, so for equal weights they are identical for any chunking.
+- The random walk gives each block its own slack share and stream: identical for any number
+  of workers, not across chunkings.
+"""
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+da = pytest.importorskip("dask.array")
+distributed = pytest.importorskip("distributed")
+
+from gmmfast import GMMKMeans  # noqa: E402
+from gmmfast.cluster import _dask  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def client():
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as c:
+        yield c
+
+
+def mixture(n=6000, d=3, m=12, seed=0, sort=False):
+    rng = np.random.default_rng(seed)
+    M = rng.normal(scale=10, size=(m, d))
+    z = rng.integers(0, m, n)
+    if sort:
+        z = np.sort(z)
+    return M[z] + rng.normal(size=(n, d))
+
+
+def fitted_pair(X, chunks, **kw):
+    """The same estimator fitted in memory and on the dask array."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        mem = GMMKMeans(**kw).fit(X)
+        dsk = GMMKMeans(**kw).fit(da.from_array(X, chunks=(chunks, X.shape[1])))
+    return mem, dsk
+
+
+@pytest.mark.parametrize("chunks", [1024, (1000, 17, 2983, 2000)])
+def test_eta_one_from_same_centers_matches_memory(client, chunks):
+    X = mixture()
+    C0 = X[:8].copy()
+    mem, dsk = fitted_pair(X, chunks, n_clusters=8, eta=1.0, init=C0, random_state=0)
+    assert dsk.n_iter_ == mem.n_iter_
+    np.testing.assert_allclose(dsk.cluster_centers_, mem.cluster_centers_, rtol=1e-12,
+                               atol=1e-12)
+    assert isinstance(dsk.labels_, da.Array)
+    np.testing.assert_array_equal(dsk.labels_.compute(), mem.labels_)
+    np.testing.assert_allclose(dsk.history_.objective, mem.history_.objective, rtol=1e-12)
+    if chunks == 1024:    # blocks start at multiples of 256: the same chunk costs, exactly
+        assert dsk.history_.initial_objective == mem.history_.initial_objective
+    assert dsk.history_.invariant_violations() == []
+
+
+def test_float32_stays_float32(client):
+    X = mixture().astype(np.float32)
+    mem, dsk = fitted_pair(X, 1024, n_clusters=8, eta=1.0, init=X[:8].copy(), random_state=0)
+    assert dsk.cluster_centers_.dtype == np.float32
+    assert dsk.transform(da.from_array(X, chunks=1024)).dtype == np.float32
+    assert dsk.inertia_ == pytest.approx(mem.inertia_, rel=1e-6)
+    assert dsk.history_.invariant_violations(rtol=1e-6) == []
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_defaults_within_one_percent_of_memory(client, seed):
+    X = mixture(n=8000, d=4, m=30, seed=seed)
+    mem, dsk = fitted_pair(X, 1500, n_clusters=20, random_state=seed)
+    assert abs(dsk.inertia_ - mem.inertia_) <= 0.01 * mem.inertia_
+    assert dsk.history_.invariant_violations() == []
+    assert (dsk.history_.bound_at_previous <= dsk.history_.threshold).all()
+
+
+def _fits(X, chunks, configs):
+    Xd = da.from_array(X, chunks=(chunks, X.shape[1]))
+    return [GMMKMeans(**kw).fit(Xd) for kw in configs]
+
+
+def test_identical_for_one_and_two_workers(client):
+    X = mixture(n=5000, seed=3)
+    configs = [dict(n_clusters=8, eta=1.0, random_state=1),
+               dict(n_clusters=8, random_state=2, patience=5),
+               dict(n_clusters=8, eta=0.1, selection="random", walk_steps=20000, max_iter=15,
+                    random_state=3),
+               dict(n_clusters=8, init="k-means||", random_state=4, max_iter=5, patience=5)]
+    two = _fits(X, 700, configs)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster):
+        one = _fits(X, 700, configs)
+    for a, b in zip(one, two):
+        np.testing.assert_array_equal(a.cluster_centers_, b.cluster_centers_)
+        assert a.inertia_ == b.inertia_ and a.n_iter_ == b.n_iter_
+        np.testing.assert_array_equal(a.history_.bound, b.history_.bound)
+        np.testing.assert_array_equal(a.history_.threshold, b.history_.threshold)
+    assert two[2].history_.accepted.sum() > 0          # the random walks moved points
+    assert two[2].history_.invariant_violations() == []
+
+
+def test_chunkings(client):
+    X = mixture(n=6000, seed=4)
+    chunkings = [1024, (2560, 512, 2928), (1000, 333, 2667, 2000)]
+    blocks = [_dask.as_blocks(da.from_array(X, chunks=(c, 3)), None) for c in chunkings]
+    # initialisations: identical for every chunking (rows drawn by global index)
+    inits = [_dask.kmeans_parallel_blocks(b, 8, np.random.default_rng(0)) for b in blocks]
+    samples = [_dask.draw_sample(b, 900, 8, np.random.default_rng(0))[0] for b in blocks]
+    for c, s in zip(inits[1:], samples[1:]):
+        np.testing.assert_array_equal(c, inits[0])
+        np.testing.assert_array_equal(s, samples[0])
+    assert np.unique(inits[0], axis=0).shape[0] == 8
+    # Lloyd from those centers: same labels and iterations, centers to rounding; F(w_0)
+    # exactly equal where blocks start at multiples of 256 rows
+    fits = [GMMKMeans(8, eta=1.0, init=inits[0]).fit(da.from_array(X, chunks=(c, 3)))
+            for c in chunkings]
+    for f in fits[1:]:
+        assert f.n_iter_ == fits[0].n_iter_
+        np.testing.assert_allclose(f.cluster_centers_, fits[0].cluster_centers_, rtol=1e-12)
+        np.testing.assert_array_equal(f.labels_.compute(), fits[0].labels_.compute())
+    assert fits[1].history_.initial_objective == fits[0].history_.initial_objective
+    assert fits[2].history_.initial_objective == pytest.approx(
+        fits[0].history_.initial_objective, rel=1e-13)
+
+
+def test_empty_and_small_chunks_and_clusters_in_one_chunk(client):
+    # rows sorted by mixture component: most clusters live in one block only; blocks of
+    # zero rows and blocks smaller than k
+    X = mixture(n=3000, d=2, m=6, seed=5, sort=True)
+    chunks = (0, 5, 1195, 0, 3, 1797, 0)
+    C0 = X[::375].copy()              # 8 centers, each from one block's rows
+    mem, dsk = fitted_pair(X, chunks, n_clusters=8, eta=1.0, init=C0, random_state=0)
+    np.testing.assert_array_equal(dsk.labels_.compute(), mem.labels_)
+    np.testing.assert_allclose(dsk.cluster_centers_, mem.cluster_centers_, rtol=1e-12)
+    for kw in (dict(patience=5), dict(selection="random", eta=0.2, walk_steps=5000, max_iter=10)):
+        m = GMMKMeans(8, random_state=1, **kw).fit(da.from_array(X, chunks=(chunks, 2)))
+        assert m.history_.invariant_violations() == []
+        assert np.isfinite(m.cluster_centers_).all()
+        sizes = np.bincount(m.labels_.compute(), minlength=8)
+        assert sizes.sum() == 3000
+
+
+def test_predict_transform_score_are_lazy_and_agree(client):
+    X = mixture()
+    Xd = da.from_array(X, chunks=(1024, 3))
+    m = GMMKMeans(8, random_state=0, patience=5).fit(Xd)
+    labels, dist = m.predict(Xd), m.transform(Xd)
+    assert isinstance(labels, da.Array) and isinstance(dist, da.Array)
+    np.testing.assert_array_equal(labels.compute(), m.predict(X))
+    np.testing.assert_array_equal(dist.compute(), m.transform(X))
+    assert m.score(Xd) == m.score(X)              # same 256-row chunks: exactly equal
+    assert m.score(Xd) == -m.inertia_
+    w = np.random.default_rng(0).uniform(0, 2, X.shape[0])
+    assert m.score(Xd, sample_weight=da.from_array(w, chunks=1024)) == m.score(X,
+                                                                              sample_weight=w)
+
+
+def _logged_block(block, path, block_info=None):
+    with open(path, "a") as f:
+        f.write(f"{block_info[0]['chunk-location'][0]}\n")
+    return block
+
+
+@pytest.mark.parametrize("kw", [dict(eta=1.0), dict(patience=5), dict(selection="random", eta=0.1,
+                                                              walk_steps=3000)])
+def test_one_pass_over_the_blocks_per_iteration(client, tmp_path, kw):
+    X = mixture(n=4000)
+    log = tmp_path / "reads.txt"
+    log.touch()
+    Xd = da.from_array(X, chunks=(1000, 3)).map_blocks(_logged_block, str(log),
+                                                       dtype=X.dtype)
+    m = GMMKMeans(8, init=X[:8].copy(), max_iter=4, tol=0, random_state=0, **kw).fit(Xd)
+    reads = np.bincount(np.loadtxt(log, dtype=int), minlength=4)
+    # the pass at w_0, then one per iteration; nothing else reads X (labels_ is lazy);
+    # each escape phase (merge-split) is a run of its own, and its re-seeded center may be
+    # read from the block holding it
+    passes = m.history_.n_iter + 1 + sum(e.history.n_iter + 1 for e in m.escapes_)
+    assert (reads >= passes).all() and reads.sum() <= 4 * passes + len(m.escapes_)
+
+
+def test_kmeans_parallel_finds_every_distinct_point(client):
+    rng = np.random.default_rng(6)
+    P = rng.normal(scale=5, size=(10, 2))
+    X = P[rng.integers(0, 10, 4000)]
+    m = GMMKMeans(10, init="k-means||", eta=1.0, random_state=0).fit(
+        da.from_array(X, chunks=(700, 2)))
+    assert np.unique(m.cluster_centers_, axis=0).shape[0] == 10
+    assert m.inertia_ == pytest.approx(0.0, abs=1e-9)
+
+
+def test_sample_weight_dask_numpy_and_memory_agree(client):
+    X = mixture()
+    w = np.random.default_rng(1).integers(0, 4, X.shape[0]).astype(float)
+    Xd = da.from_array(X, chunks=(1024, 3))
+    kw = dict(n_clusters=8, eta=1.0, init=X[:8].copy())
+    a = GMMKMeans(**kw).fit(Xd, sample_weight=w)
+    b = GMMKMeans(**kw).fit(Xd, sample_weight=da.from_array(w, chunks=1024))
+    mem = GMMKMeans(**kw).fit(X, sample_weight=w)
+    np.testing.assert_array_equal(a.cluster_centers_, b.cluster_centers_)
+    np.testing.assert_allclose(a.cluster_centers_, mem.cluster_centers_, rtol=1e-12)
+    assert a.inertia_ == pytest.approx(mem.inertia_, rel=1e-12)
+
+
+@pytest.mark.parametrize("make, params, match", [
+    (lambda X: da.from_array(np.where(np.arange(X.size).reshape(X.shape) == 7, np.nan, X),
+                             chunks=(500, 3)), {}, "NaN"),
+    (lambda X: da.from_array(X[:, 0], chunks=500), {}, "2-D"),
+    (lambda X: da.from_array(X, chunks=(500, 3)), dict(selection="balanced"), "selection"),
+    (lambda X: da.from_array(X, chunks=(500, 3)), dict(init_size=None), "init_size"),
+    (lambda X: da.from_array(X, chunks=(500, 3)), dict(selection="random", sampler="gibbs"),
+     "sampler"),
+    (lambda X: da.from_array(X, chunks=(500, 3)), dict(eta=2.0), "eta"),
+])
+def test_bad_input_raises_and_leaves_no_state(client, make, params, match):
+    X = mixture(n=2000)
+    m = GMMKMeans(8, random_state=0, **params)
+    with pytest.raises(ValueError, match=match):
+        m.fit(make(X))
+    assert not hasattr(m, "cluster_centers_")
+
+
+def test_predict_checks_width(client):
+    X = mixture(n=2000)
+    m = GMMKMeans(4, random_state=0, max_iter=3).fit(da.from_array(X, chunks=(500, 3)))
+    with pytest.raises(ValueError, match="features"):
+        m.predict(da.from_array(X[:, :2], chunks=(500, 2)))
+    wide = da.from_array(X, chunks=(500, 1))     # columns in chunks are merged, not refused
+    np.testing.assert_array_equal(m.predict(wide).compute(), m.predict(X))
+
+
+def test_import_gmmfast_does_not_import_dask():
+    code = "import sys, gmmfast; from gmmfast import GMMKMeans; print('dask' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert out == "False"
+
+
+def test_cli_cluster_on_a_scheduler_reads_npy_in_blocks(client, tmp_path, capsys):
+    from gmmfast import cli
+    X = mixture(n=3000, d=2, m=3, seed=7).astype(np.float32)
+    path = tmp_path / "points.npy"
+    np.save(path, X)
+    labels, centers = tmp_path / "labels.txt", tmp_path / "centers.csv"
+    address = client.scheduler.address
+    rc = cli.main(["cluster", str(path), "-k", "3", "--eta", "1", "--scheduler", address,
+                   "--chunk-mb", "0.01", "-o", str(labels), "--centers", str(centers)])
+    out = capsys.readouterr().out
+    assert rc == 0 and "on Dask, 2 workers, 3 row blocks" in out
+    C = np.loadtxt(centers, delimiter=",", ndmin=2)
+    nearest = np.argmin(((X[:, None, :] - C[None].astype(np.float32)) ** 2).sum(-1), axis=1)
+    assert (np.loadtxt(labels, dtype=int) == nearest).mean() > 0.999   # centers as printed
+    for argv, match in ((["--scheduler", address, "--workers", "2"], "not both"),
+                        (["--workers", "0"], "--workers must be >= 1"),
+                        (["--scheduler", address, "--chunk-mb", "0"], "--chunk-mb")):
+        with pytest.raises(SystemExit) as exit_:
+            cli.main(["cluster", str(path), "-k", "3"] + argv)
+        assert exit_.value.code == 2 and match in capsys.readouterr().err
