@@ -65,8 +65,15 @@ def _check(X, n_clusters, sample_weight, random_state, n_threads):
 
 
 def _plusplus(X: np.ndarray, k: int, sample_weight: np.ndarray, rng: np.random.Generator,
-              n_trials: Optional[int], n_threads: int) -> np.ndarray:
-    """kmeans_plusplus on validated arguments."""
+              n_trials: Optional[int], n_threads: int, pp_step: Any = None) -> np.ndarray:
+    """kmeans_plusplus on validated arguments.
+
+    ``pp_step`` replaces the dense kernel ``K.pp_step`` (same arguments); X then only needs
+    ``shape`` and rows as dense arrays by ``X[i]`` / ``X[indices]`` (CSR input:
+    :class:`gmmfast.cluster._sparse.CSRData`).
+    """
+    if pp_step is None:
+        pp_step = K.pp_step
     n, d = X.shape
     if n_trials is None:
         n_trials = 2 + int(math.log(k))
@@ -87,8 +94,8 @@ def _plusplus(X: np.ndarray, k: int, sample_weight: np.ndarray, rng: np.random.G
             CT = np.zeros((d, max(-(-part.shape[0] // width), 1) * width))
             CT[:, :part.shape[0]] = X[part].T
             chunk_gain = np.empty((n_chunks, CT.shape[1]))
-            K.pp_step(X, sample_weight, closest, CT, lo == 0 and update is not None,
-                      chunk_pot, chunk_gain, n_threads)
+            pp_step(X, sample_weight, closest, CT, lo == 0 and update is not None,
+                    chunk_pot, chunk_gain, n_threads)
             gains[lo:lo + part.shape[0]] = chunk_gain[:, :part.shape[0]].sum(axis=0)
         return gains[lanes.shape[0] - cand.shape[0]:]
 
