@@ -345,3 +345,26 @@ def test_sparse_input_is_validated_and_converted():
     np.testing.assert_allclose(fits[1].transform(coo), fits[0].transform(dense), atol=1e-12)
     with pytest.raises(ValueError, match="Complex data"):
         KMeans(2).fit(sp.csr_matrix(dense.astype(complex)))
+
+
+def test_large_float64_data_is_seeded_through_float32_values(monkeypatch):
+    """k-means++ reads large float64 X as float32 (memory-bound passes): the centers are X's
+    float64 rows, drawn as from the float64 values (well-separated data: no draw is near a
+    rounding boundary)."""
+    import gmmfast.cluster._sklearn as dropin
+    rng = np.random.default_rng(0)
+    means = rng.uniform(-50, 50, size=(40, 5))
+    X = np.ascontiguousarray(means[rng.integers(40, size=6000)] + rng.normal(size=(6000, 5)))
+    sw = rng.uniform(0.5, 2.0, 6000)
+    km = KMeans(25)
+    exact = km._init_centroids(X, None, "k-means++", np.random.default_rng(3), sw)
+    monkeypatch.setattr(dropin, "SEED_FLOAT32_BYTES", 0)
+    seen = []
+    original = dropin._SeedRows.pp_step
+    monkeypatch.setattr(dropin._SeedRows, "pp_step",
+                        staticmethod(lambda rows, *a: seen.append(rows.X32.dtype) or
+                                     original(rows, *a)))
+    fast = km._init_centroids(X, None, "k-means++", np.random.default_rng(3), sw)
+    assert seen and all(t == np.float32 for t in seen)
+    assert fast.dtype == np.float64
+    np.testing.assert_array_equal(fast, exact)
