@@ -65,8 +65,13 @@ def _check(X, n_clusters, sample_weight, random_state, n_threads):
 
 
 def _plusplus(X: np.ndarray, k: int, sample_weight: np.ndarray, rng: np.random.Generator,
-              n_trials: Optional[int], n_threads: int) -> np.ndarray:
-    """kmeans_plusplus on validated arguments."""
+              n_trials: Optional[int], n_threads: int, pp_step: Any = None) -> np.ndarray:
+    """kmeans_plusplus on validated arguments.
+
+    ``pp_step`` replaces the dense kernel ``K.pp_step`` (same arguments); X then only needs
+    ``shape`` and rows as dense arrays by ``X[i]`` / ``X[indices]`` (CSR input:
+    :class:`gmmfast.cluster._sparse.CSRData`).
+    """
     n = X.shape[0]
     if n_trials is None:
         n_trials = 2 + int(math.log(k))
@@ -76,26 +81,29 @@ def _plusplus(X: np.ndarray, k: int, sample_weight: np.ndarray, rng: np.random.G
     rows = np.empty(k, dtype=np.int64)    # the chosen centers, as rows of X
     none = np.empty(0, dtype=np.int64)
     rows[0] = rng.choice(n, p=prob)
-    pp_gains(X, sample_weight, closest, chunk_pot, int(rows[0]), none, n_threads)
+    pp_gains(X, sample_weight, closest, chunk_pot, int(rows[0]), none, n_threads, pp_step)
     pending: Optional[int] = None
     for c in range(1, k):
         cand = pp_draw(X, sample_weight, closest, chunk_pot, n_trials, rng, prob, pending)
         if cand is None:              # most draws rejected: apply the update, then draw
-            pp_gains(X, sample_weight, closest, chunk_pot, pending, none, n_threads)
+            pp_gains(X, sample_weight, closest, chunk_pot, pending, none, n_threads, pp_step)
             pending = None
             cand = pp_draw(X, sample_weight, closest, chunk_pot, n_trials, rng, prob, None)
         best = int(np.argmax(pp_gains(X, sample_weight, closest, chunk_pot, pending, cand,
-                                      n_threads)))
+                                      n_threads, pp_step)))
         rows[c] = pending = int(cand[best])
     return X[rows]
 
 
 def pp_gains(X: np.ndarray, sample_weight: np.ndarray, closest: np.ndarray,
              chunk_pot: np.ndarray, update: Optional[int], cand: np.ndarray,
-             n_threads: int) -> np.ndarray:
+             n_threads: int, pp_step: Any = None) -> np.ndarray:
     """One k-means++ pass: apply center ``update`` (a row of X, if any) to ``closest`` (D,
     the squared distance to the nearest center) and ``chunk_pot`` (the chunks' sums of
-    s_i D_i), and return what each candidate row would lower the potential by."""
+    s_i D_i), and return what each candidate row would lower the potential by.
+    ``pp_step``: the kernel (default ``K.pp_step``; CSR rows pass their own)."""
+    if pp_step is None:
+        pp_step = K.pp_step
     d = X.shape[1]
     width = K.pp_width()
     group = 4 * width                     # center lanes one kernel call takes
@@ -106,8 +114,8 @@ def pp_gains(X: np.ndarray, sample_weight: np.ndarray, closest: np.ndarray,
         CT = np.zeros((d, max(-(-part.shape[0] // width), 1) * width))
         CT[:, :part.shape[0]] = X[part].T
         chunk_gain = np.empty((chunk_pot.shape[0], CT.shape[1]))
-        K.pp_step(X, sample_weight, closest, CT, lo == 0 and update is not None,
-                  chunk_pot, chunk_gain, n_threads)
+        pp_step(X, sample_weight, closest, CT, lo == 0 and update is not None,
+                chunk_pot, chunk_gain, n_threads)
         gains[lo:lo + part.shape[0]] = chunk_gain[:, :part.shape[0]].sum(axis=0)
     return gains[lanes.shape[0] - cand.shape[0]:]
 
