@@ -311,16 +311,17 @@ def test_escapes_keep_every_invariant_and_never_raise_the_objective():
 
 
 def test_escapes_respect_the_iteration_cap_and_the_work_budget():
-    from gmmfast.cluster._escape import MIN_ESCAPE_ROWS
+    from gmmfast.cluster._escape import MIN_ESCAPE_WORK
     from gmmfast.datasets import make_gmm200
     X, _ = make_gmm200(0)
     est = GMMKMeans(200, random_state=0, max_iter=4).fit(X)
     assert est.history_.n_iter <= 4 and all(e.history.n_iter <= 4 for e in est.escapes_)
-    # a budget of passes: with effort 0 only the floor of MIN_ESCAPE_ROWS row visits remains
-    big = np.repeat(X, 40, axis=0)                           # 400,000 rows: 250 passes
+    # a budget of passes: with effort 0 only the floor of MIN_ESCAPE_WORK remains
+    big = np.repeat(X, 40, axis=0)                     # 400,000 x 2, k = 200: 62.5 passes
+    floor = MIN_ESCAPE_WORK / (big.shape[0] * 200 * 2)
     est = GMMKMeans(200, random_state=0, escape_effort=0.0, patience=10**6,
                     max_iter=30).fit(big)
     assert all(e.passes >= e.history.n_iter + 1 for e in est.escapes_)
     passes = np.cumsum([e.passes for e in est.escapes_])
-    assert passes[-1] > 0 and (passes[:-1] < MIN_ESCAPE_ROWS / len(big)).all()
-    assert passes[-1] <= MIN_ESCAPE_ROWS / len(big) + 30 + 3
+    assert passes[-1] > 0 and (passes[:-1] < floor).all()
+    assert passes[-1] <= floor + 30 + 3

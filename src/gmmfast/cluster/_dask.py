@@ -807,7 +807,8 @@ def fit(est: Any, X: Any, sample_weight: Any = None) -> Any:
                                                 random_state=rng, callback=callback),
                 rng, n_neighbors=p["n_neighbors"], patience=p["patience"],
                 max_iter=p["max_iter"], max_time=p["max_time"],
-                max_passes=pass_budget(p["escape_effort"], 1.0, res.n_iter, data.X.shape[0]))
+                max_passes=pass_budget(p["escape_effort"], 1.0, res.n_iter, data.X.shape[0],
+                                       p["k"], data.X.shape[1]))
             weight = sums.weight
         if best is None or res.objective < best[0].objective:
             best = (res, main, escapes, weight)

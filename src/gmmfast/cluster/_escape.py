@@ -41,17 +41,20 @@ from . import _merge
 _IMPROVEMENT = 1e-12
 #: The first batch of proposals merges and re-seeds k / BATCH_DIVISOR clusters at once.
 BATCH_DIVISOR = 32
-#: Rows the escape proposals may always visit (passes x n), whatever the effort allows:
-#: on small sets escaping stops by patience alone (bench/escape.py).
-MIN_ESCAPE_ROWS = 1e8
+#: Work (row-center-feature products, passes x n x k x d) the escape proposals may always
+#: spend whatever the effort allows, about a second on one core: on small sets escaping
+#: stops by patience alone (bench/escape.py).
+MIN_ESCAPE_WORK = 1e10
 
 
-def pass_budget(effort: float, init_passes: float, n_iter: int, n: int) -> float:
-    """Passes over n rows the escapes may make: ``effort`` times those of the
-    initialisation and of the first G-MM run (its iterations and its start), never fewer
-    than MIN_ESCAPE_ROWS / n. The same rule in memory and on Dask, so both fits make the
-    same proposals (on Dask each pass also costs a scheduler round trip)."""
-    return max(effort * (init_passes + n_iter + 1), MIN_ESCAPE_ROWS / n)
+def pass_budget(effort: float, init_passes: float, n_iter: int, n: int, k: int,
+                d: int) -> float:
+    """Passes over n rows (k centers, d features) the escapes may make: ``effort`` times
+    those of the initialisation (in passes of a k-center search) and of the first G-MM
+    run (its iterations and its start), never fewer than MIN_ESCAPE_WORK / (n k d). The
+    same rule in memory and on Dask, so both fits make the same proposals (on Dask each
+    pass also costs a scheduler round trip)."""
+    return max(effort * (init_passes + n_iter + 1), MIN_ESCAPE_WORK / (n * k * d))
 
 
 @dataclass
