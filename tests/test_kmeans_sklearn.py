@@ -351,7 +351,7 @@ def test_large_float64_data_is_seeded_through_float32_values(monkeypatch):
     """k-means++ reads large float64 X as float32 (memory-bound passes): the centers are X's
     float64 rows, drawn as from the float64 values (well-separated data: no draw is near a
     rounding boundary)."""
-    import gmmfast.cluster._sklearn as dropin
+    import gmmfast.cluster._init as dropin
     rng = np.random.default_rng(0)
     means = rng.uniform(-50, 50, size=(40, 5))
     X = np.ascontiguousarray(means[rng.integers(40, size=6000)] + rng.normal(size=(6000, 5)))

@@ -64,37 +64,6 @@ class _Rows:
         return out
 
 
-#: float64 X of at least this many bytes is seeded on a float32 copy (see _SeedRows).
-SEED_FLOAT32_BYTES = 8 << 20
-
-
-class _SeedRows:
-    """float64 X seen by k-means++ through a float32 copy of its values.
-
-    Greedy k-means++ makes one pass over X per center; beyond the cache the pass is bound by
-    memory, so reading float32 values makes seeding about 3x faster (200k x 64 float64, k =
-    256, AVX2). The candidates and the returned centers are X's float64 rows; only the
-    distances that weigh the draws and score the candidates see rows rounded to float32
-    (relative error 6e-8 per coordinate of the centered data), so the draws follow the same
-    distribution up to that rounding (in tests the same centers were drawn).
-    """
-
-    def __init__(self, X: np.ndarray, sample_weight: np.ndarray):
-        self.X = X
-        self.shape = X.shape
-        self.X32 = X.astype(np.float32)
-        self.sw32 = sample_weight.astype(np.float32)
-
-    def __getitem__(self, rows: Any) -> np.ndarray:
-        return self.X[rows]
-
-    @staticmethod
-    def pp_step(rows: "_SeedRows", sample_weight: np.ndarray, closest: np.ndarray,
-                CT: np.ndarray, update: bool, chunk_pot: np.ndarray, chunk_gain: np.ndarray,
-                n_threads: int) -> None:
-        K.pp_step(rows.X32, rows.sw32, closest, CT, update, chunk_pot, chunk_gain, n_threads)
-
-
 def _next_centers(rows: _Rows, a: Assignment, centers: np.ndarray) -> np.ndarray:
     """scikit-learn's M-step from the sums of one pass: each cluster's weighted mean.
 
@@ -347,11 +316,7 @@ class KMeans(BaseEstimator):
             sw = np.ascontiguousarray(sw[rows])
             n = init_size
         if isinstance(init, str) and init == "k-means++":
-            step = None
-            if isinstance(X, CSRData):
-                step = pp_step
-            elif X.dtype == np.float64 and X.nbytes >= SEED_FLOAT32_BYTES:
-                X, step = _SeedRows(X, sw), _SeedRows.pp_step
+            step = pp_step if isinstance(X, CSRData) else None
             return _plusplus(X, k, sw, rng, None, openmp_max_threads(), step)
         if isinstance(init, str) and init == "random":
             rows = rng.choice(n, size=k, replace=False, p=sw / sw.sum(dtype=np.float64))
