@@ -38,6 +38,23 @@ from ._models import Augmented
 __all__ = ["CuttingPlane", "SolveInfo", "solve_simplex_qp"]
 
 
+def _lu_solve(M: np.ndarray, rhs: np.ndarray) -> Optional[np.ndarray]:
+    """M x = rhs by LU when M is safely non-singular (small backward error), else None."""
+    try:
+        x = np.linalg.solve(M, rhs)
+    except np.linalg.LinAlgError:
+        return None
+    if not np.all(np.isfinite(x)):
+        return None
+    scale = float(np.abs(M).max()) * float(np.abs(x).max()) + float(np.abs(rhs).max())
+    if float(np.abs(M @ x - rhs).max()) > 1e-10 * scale:
+        return None
+    cond_bound = float(np.abs(x).max())
+    if cond_bound > 1e8:       # huge coordinates on a simplex: a near-singular system
+        return None
+    return x
+
+
 def _active_set(G: np.ndarray, b: np.ndarray, lam: float, alpha: np.ndarray, tol: float,
                 max_iter: int) -> None:
     """Primal active-set steps for max b.a - a'Ga/(2 lam) on the simplex, from ``alpha`` (in place).
@@ -67,15 +84,19 @@ def _active_set(G: np.ndarray, b: np.ndarray, lam: float, alpha: np.ndarray, tol
         M[k, :k] = 1.0
         M[k, k] = 0.0
         rhs = np.append(lam * b[S], 1.0)
-        try:
-            U, sv, Vt = np.linalg.svd(M)
-        except np.linalg.LinAlgError:
-            return
-        keep = sv > sv[0] * (k + 1) * np.finfo(float).eps
-        sol = Vt[keep].T @ ((U[:, keep].T @ rhs) / sv[keep])
-        if not np.all(np.isfinite(sol)):
-            return
         cur = alpha[S]
+        sol = _lu_solve(M, rhs)
+        if sol is None:            # singular or ill-conditioned: the SVD tells which
+            try:
+                U, sv, Vt = np.linalg.svd(M)
+            except np.linalg.LinAlgError:
+                return
+            keep = sv > sv[0] * (k + 1) * np.finfo(float).eps
+            sol = Vt[keep].T @ ((U[:, keep].T @ rhs) / sv[keep])
+            if not np.all(np.isfinite(sol)):
+                return
+        else:
+            keep = np.ones(1, dtype=bool)
         if not keep.all():
             # null vectors v of M: G_SS v_x = 0 and 1'v_x = 0 (then v's last entry is 0);
             # the one most aligned with b_S is a direction of linear ascent unless b_S is
