@@ -337,14 +337,59 @@ def test_thread_count_and_seed_determinism():
     outs = []
     for threads in (1, 2, 2):
         with threadpool_limits(limits=threads, user_api="openmp"):
-            est = LatentSSVM(RegionPartModel(3, 4, (4, 4)), lam=1.0, method="gmm-random",
-                             max_iter=3, solver_max_iter=200, random_state=7)
+            est = LatentSSVM(RegionPartModel(3, 4, (4, 4), shared_parts=False), lam=1.0,
+                             method="gmm-random", max_iter=3, tol=0.0, solver_max_iter=200,
+                             random_state=7)
             est.fit(X, y, latent_init="random")
+        assert est.n_iter_ == 3 and np.any(est.coef_)     # class-specific parts train
         outs.append((est.coef_, est.latent_, est.latent_init_, est.history_.bound))
     for a, b in zip(outs[0], outs[1]):
         np.testing.assert_array_equal(a, b)
     for a, b in zip(outs[1], outs[2]):
         np.testing.assert_array_equal(a, b)
+
+
+def test_random_labels_carry_no_signal_with_shared_parts():
+    """With shared parts the class enters only through V: the first bound of random labels
+    is minimised at w = 0 (the user is warned); class-specific parts learn from them."""
+    from gmmfast.lssvm import LatentInitWarning
+    X, y, Z = tiny_scenes(n=60, seed=4)
+    z0 = np.random.default_rng(0).integers(0, 4, size=Z.shape).astype(np.int32)
+    shared = LatentSSVM(RegionPartModel(3, 4, (4, 4)), lam=1.0, solver_max_iter=300)
+    with pytest.warns(LatentInitWarning):
+        shared.fit(X, y, latent_init=z0)
+    assert not np.any(shared.coef_)
+    own = LatentSSVM(RegionPartModel(3, 4, (4, 4), shared_parts=False), lam=1.0, max_iter=1,
+                     solver_max_iter=300)
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LatentInitWarning)
+        own.fit(X, y, latent_init=z0)
+    assert own.objective_ < 1.0 and np.any(own.coef_)
+
+
+def test_region_model_validates_lengths():
+    X, y, Z = tiny_scenes(n=10)
+    model = RegionPartModel(3, 4, (4, 4))
+    data = model.prepare(X)
+    y = y.astype(np.int32)
+    w = np.zeros(model.size_joint_feature(data))
+    idx = np.arange(10, dtype=np.int64)
+    with pytest.raises(ValueError, match=r"idx\[0\] = 10 is out of range"):
+        model.loss_augmented(data, y, w, np.array([10]))
+    with pytest.raises(ValueError, match="w must be a vector"):
+        model.latent_table(data, y, w[:-2], idx)
+    with pytest.raises(ValueError, match="z.* out of range"):
+        model.phi_sum(data, y, np.full((10, 16), 4, dtype=np.int32), idx)
+    with pytest.raises(ValueError, match="z must have shape"):
+        model.joint_features(data, y, Z[:3], idx)
+    with pytest.raises(ValueError, match="grid"):
+        potts_select(np.zeros((2, 16, 3)), 1.0, np.zeros((2, 16), dtype=np.int32), (3, 3))
+    with pytest.raises(ValueError, match="touching.* out of range"):
+        potts_select(np.zeros((2, 16, 3)), 1.0, np.full((2, 16), 3, dtype=np.int32), (4, 4))
+    from gmmfast._kernels import _regions as K
+    with pytest.raises(ValueError, match="labels must lie"):
+        K.greedy_moves(np.zeros((2, 16, 3)), np.full((2, 16), 5, dtype=np.int32), 1.0, 4, 4)
 
 
 def test_oracle_labels_train_a_classifier():

@@ -404,7 +404,7 @@ def greedy_moves(const double[:, :, ::1] costs, int[:, ::1] z, double slack, int
     cdef Py_ssize_t n = z.shape[0], R = z.shape[1], L = costs.shape[2]
     cdef Py_ssize_t i, q, cell
     cdef int r, k, a
-    cdef int nb[4]
+    cdef int nb[5]           # 4 neighbours and the region itself
     cdef int* version = <int*>calloc(n * R, sizeof(int))
     cdef Heap h
     cdef Move m, top

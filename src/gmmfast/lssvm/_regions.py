@@ -310,6 +310,7 @@ def potts_select(costs: np.ndarray, budget: float, touching: np.ndarray,
     if isinstance(budget, bool) or not isinstance(budget, numbers.Real) or math.isnan(budget):
         raise ValueError(f"budget must be a real number, got {budget!r}.")
     touching = check_indices(touching, "touching", (n, R), L)
+    flat = costs.reshape(n * R, L)
 
     def value(z: np.ndarray) -> float:
         return table_value(flat, z.reshape(-1))
