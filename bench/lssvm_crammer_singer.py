@@ -47,8 +47,8 @@ SOLVERS = ("cutting-plane", "dcd")
 
 def ours(X, y, lam, tol, solver):
     C = int(y.max()) + 1
-    est = LatentSSVM(LatentMulticlassModel(C), lam=lam, max_iter=1, cp_tol=tol,
-                     cp_max_iter=100000, solver=solver).fit(X[:, None, :], y)
+    est = LatentSSVM(LatentMulticlassModel(C), lam=lam, max_iter=1, solver_tol=tol,
+                     solver_max_iter=100000, solver=solver).fit(X[:, None, :], y)
     return est.coef_.reshape(C, -1)
 
 
@@ -111,7 +111,7 @@ def main() -> None:
         "quiet machine.",
         "",
         markdown_table(["data", "C", "lambda", "our solver", "F ours (tight)",
-                        "F LinearSVC (tight)", "relative difference", "our cp_tol",
+                        "F LinearSVC (tight)", "relative difference", "our solver_tol",
                         "LinearSVC tol", "ours ms", "LinearSVC ms", "ratio"], rows),
     ])
     write_results("lssvm_crammer_singer", "LS-SVM with L = 1 against LinearSVC (Crammer-Singer)",

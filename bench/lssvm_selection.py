@@ -36,7 +36,7 @@ def run(kind: str, D, train):
     y = D.target[train].astype(np.int32)
     rng = np.random.default_rng([0, FOLD])
     z0 = named_latent_init(model, data, INIT, rng)
-    fam = LSSVMBounds(model, data, y, LAM, z0, cp_tol=1e-4, cp_max_iter=500,
+    fam = LSSVMBounds(model, data, y, LAM, z0, solver_tol=1e-4, solver_max_iter=500,
                       random_bounds="subset" if kind == "subset" else "walk",
                       walk_steps=10 * len(y), seed=1)
     log = []

@@ -98,8 +98,8 @@ def main() -> None:
             orig = timer.install()
             try:
                 est = LatentSSVM(D.model(), lam=LAM, method=method, random_bounds=rb,
-                                 bias="potts", eta=0.1, tol=0.0, max_iter=N_ITER, cp_tol=1e-4,
-                                 cp_max_iter=1000, random_state=0)
+                                 bias="potts", eta=0.1, tol=0.0, max_iter=N_ITER, solver_tol=1e-4,
+                                 solver_max_iter=1000, random_state=0)
                 t = time.perf_counter()
                 est.fit(D.X_train, D.y_train, latent_init=z0)
                 total = time.perf_counter() - t

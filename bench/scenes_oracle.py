@@ -76,8 +76,8 @@ def cv_oracle(D, lam):
     for k in range(N_FOLDS):
         te = np.sort(perm[k::N_FOLDS])
         tr = np.setdiff1d(np.arange(n), te)
-        est = LatentSSVM(D.model(), lam=lam, method="ccp", max_iter=1, cp_tol=1e-4,
-                         cp_max_iter=CP_MAX)
+        est = LatentSSVM(D.model(), lam=lam, method="ccp", max_iter=1, solver_tol=1e-4,
+                         solver_max_iter=CP_MAX)
         est.fit(D.X_train[tr], D.y_train[tr], latent_init=D.Z_train[tr])
         conv &= bool(est.solve_info_[0].converged)
         accs.append(est.score(D.X_train[te], D.y_train[te]))
@@ -94,7 +94,7 @@ def screen(noise_factor: float, rows: list, base: float = SCENES_DEFAULTS["noise
         t = time.perf_counter()
         acc, sd, conv = cv_oracle(D, lam)
         cv[lam] = (acc, conv)
-        o = oracle(D, lam, cp_max_iter=CP_MAX)
+        o = oracle(D, lam, solver_max_iter=CP_MAX)
         rows.append([D.params["noise"], lam, f"{100 * acc:.1f} ± {100 * sd:.1f}",
                      "yes" if conv else "no", f"{100 * o['accuracy']:.1f}",
                      f"{100 * o['parts']:.1f}", f"{o['objective']:.4f}", o["cp_iters"],
@@ -110,7 +110,7 @@ def setting(base_noise: float, title: str) -> tuple:
     """The oracle screen, the rule's choice and the first-bound table of one setting."""
     rows = []
     D, lam = screen(1.0, rows, base_noise)
-    o = oracle(D, lam, cp_max_iter=CP_MAX)
+    o = oracle(D, lam, solver_max_iter=CP_MAX)
     chance = 1.0 / D.n_classes
     change = None
     if o["accuracy"] > 0.98:
@@ -121,13 +121,13 @@ def setting(base_noise: float, title: str) -> tuple:
         change = None            # the supplementary setting is never changed
     if change is not None:
         D, lam = screen(change, rows, base_noise)
-        o = oracle(D, lam, cp_max_iter=CP_MAX)
+        o = oracle(D, lam, solver_max_iter=CP_MAX)
     admissible = chance + 0.20 <= o["accuracy"] <= 0.98
     fb_rows = []
     inits = [("random", s) for s in range(5)] + [(lam_p, 0) for lam_p in INIT_LAMBDAS]
     for init, seed in inits:
         z0 = initial_labels(D, init, seed)
-        r = first_bound(D, lam, z0, cp_max_iter=CP_MAX)
+        r = first_bound(D, lam, z0, solver_max_iter=CP_MAX)
         fb_rows.append([init_name(init) + (f" (seed {seed})" if init == "random" else ""),
                         f"{r['objective']:.4f}", f"{r['norm']:.3g}",
                         f"{100 * r['accuracy']:.1f}", "yes" if r["converged"] else "no",

@@ -74,11 +74,11 @@ def table3_problem():
     D = load_scenes(0)
     z0 = initial_labels(D, 0.5, 0)
     est = LatentSSVM(D.model(), lam=LAM, method="ccp", max_iter=5, tol=0.0,
-                     cp_max_iter=1000).fit(D.X_train, D.y_train, latent_init=z0)
+                     solver_max_iter=1000).fit(D.X_train, D.y_train, latent_init=z0)
     model = D.model()
     data = model.prepare(D.X_train)
-    fam = LSSVMBounds(model, data, D.y_train.astype(np.int32), LAM, est.latent_, cp_tol=1.0,
-                      cp_max_iter=1)
+    fam = LSSVMBounds(model, data, D.y_train.astype(np.int32), LAM, est.latent_, solver_tol=1.0,
+                      solver_max_iter=1)
     w = est.coef_
     e = fam.at(w)
     F = e.objective

@@ -46,7 +46,7 @@ def main() -> None:
     args = ap.parse_args()
     t0 = time.perf_counter()
     D, results, gen, lam = compare(METHODS, INITS, n_seeds=5, eta=0.1, max_iter=200, tol=1e-3,
-                                   cp_tol=1e-4, cp_max_iter=1000, jobs=args.jobs)
+                                   solver_tol=1e-4, solver_max_iter=1000, jobs=args.jobs)
     seconds = time.perf_counter() - t0
     orc = oracle(D, lam)
     RESULTS.mkdir(parents=True, exist_ok=True)

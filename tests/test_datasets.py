@@ -193,3 +193,57 @@ def test_read_points_rejects_a_non_path():
     from gmmfast.datasets import read_points
     with pytest.raises(TypeError, match="path must be"):
         read_points(None)
+
+
+# -- the latent-SVM substitutes ------------------------------------------------------------------
+def test_cluttered_objects_shape_and_truth():
+    from gmmfast.datasets import make_cluttered_objects
+    D = make_cluttered_objects(6, random_state=0)
+    assert D.data.shape == (36, 49, 576) and D.data.dtype == np.float32
+    assert np.bincount(D.target).tolist() == [6] * 6
+    np.testing.assert_allclose(np.linalg.norm(D.data, axis=2), 1.0, rtol=1e-5)
+    np.testing.assert_array_equal(D.data, make_cluttered_objects(6, random_state=0).data)
+    assert tuple(D.positions[24]) == (0.5, 0.5) and D.grid == 7 and D.window == 32
+    # without clutter, background or noise the true window holds the object's histogram,
+    # the best match among the windows for an object template of that image
+    E = make_cluttered_objects(3, random_state=1, n_distractors=0, background=0.0, noise=0.0,
+                               dtype=np.float64)
+    from gmmfast.datasets._objects import orientation_cells
+    from scipy.ndimage import zoom
+    from sklearn.datasets import load_digits
+    big = np.clip(zoom(load_digits().images[E.digit_index] / 16.0, (1, 4, 4), order=1), 0, 1)
+    canvas = np.zeros((E.data.shape[0], 56, 56))
+    r, c = np.divmod(E.latent, E.grid)
+    for i in range(canvas.shape[0]):
+        canvas[i, 4 * r[i]:4 * r[i] + 32, 4 * c[i]:4 * c[i] + 32] = big[i]
+    np.testing.assert_allclose(canvas, E.images)
+    H = orientation_cells(canvas, 4, 9)
+    for i in range(canvas.shape[0]):
+        ref = H[i, r[i]:r[i] + 8, c[i]:c[i] + 8].reshape(-1)
+        np.testing.assert_allclose(E.data[i, E.latent[i]], ref / np.linalg.norm(ref))
+    with pytest.raises(ValueError, match="multiple of cell"):
+        make_cluttered_objects(2, scale=3, cell=5)
+    with pytest.raises(ValueError, match="n_per_class"):
+        make_cluttered_objects(1000)
+    with pytest.raises(ValueError, match="background"):
+        make_cluttered_objects(2, background=2.0)
+
+
+def test_texture_scenes():
+    from gmmfast.datasets import make_texture_scenes
+    X, y, Z, p = make_texture_scenes(40, random_state=0, grid=(5, 5), return_params=True)
+    assert X.shape == (40, 25, 10) and Z.shape == (40, 25) and Z.dtype == np.int32
+    np.testing.assert_allclose(X.reshape(-1, 10).mean(0), 0, atol=1e-9)     # standardised
+    np.testing.assert_allclose(X.reshape(-1, 10).std(0), 1, atol=1e-9)
+    assert np.bincount(y).tolist() == [8] * 5
+    np.testing.assert_array_equal(X, make_texture_scenes(40, random_state=0, grid=(5, 5))[0])
+    # the layouts are make_scenes' (same draw of the layout after the part brightness)
+    assert p["templates"].shape == (5, 5, 5) and p["images"].shape == (40, 40, 40)
+    # a region's brightness feature follows its part's brightness
+    bright = X[..., 8].reshape(-1)
+    level = p["brightness"][Z.reshape(-1)]
+    assert np.corrcoef(bright, level)[0, 1] > 0.5
+    with pytest.raises(ValueError, match="square"):
+        make_texture_scenes(10, grid=(4, 5))
+    with pytest.raises(ValueError, match="noise"):
+        make_texture_scenes(10, noise=-1)

@@ -233,7 +233,7 @@ class Spec:
     reason: str = ""          # known-failing targets: why and whose
     min_valid: float = 0.2    # at least this fraction of the cases must get a valid result
     calls: tuple = ()         # known-failing targets: exact calls that fail
-    endless: tuple = ("n_init", "walk_steps", "n_steps", "max_iter", "cp_max_iter", "n_bisect",
+    endless: tuple = ("n_init", "walk_steps", "n_steps", "max_iter", "solver_max_iter", "n_bisect",
                       "max_cycles", "exchanges", "n_samples", "n_components", "n_per_component",
                       "n_centers", "n_features")
 
@@ -533,8 +533,8 @@ def lssvm_fit_case(draw):
               eta=draw(st.sampled_from([0.1, 1.0])),
               random_bounds=draw(st.sampled_from(["walk", "subset"])),
               walk_steps=draw(st.sampled_from(["auto", 0, 10])),
-              max_iter=draw(st.sampled_from([1, 3])), cp_tol=draw(st.sampled_from([1e-4, 1e-2])),
-              cp_max_iter=draw(st.sampled_from([5, 50])), random_state=0)
+              max_iter=draw(st.sampled_from([1, 3])), solver_tol=draw(st.sampled_from([1e-4, 1e-2])),
+              solver_max_iter=draw(st.sampled_from([5, 50])), random_state=0)
     if regions:
         H, W = draw(st.sampled_from([(1, 2), (2, 2)]))
         kw.update(model="regions", n_parts=draw(st.integers(2, 3)), grid=(H, W), bias="potts",
@@ -625,8 +625,8 @@ def solver_case(draw):
                 z=rng.integers(0, L, size=n).astype(i32), w_start=np.zeros(C * d))
 
 
-LSSVM_FIT = ("lam", "method", "eta", "random_bounds", "walk_steps", "max_iter", "cp_tol",
-             "cp_max_iter", "random_state", "bias", "n_folds", "solver", "y", "latent_init")
+LSSVM_FIT = ("lam", "method", "eta", "random_bounds", "walk_steps", "max_iter", "solver_tol",
+             "solver_max_iter", "random_state", "bias", "n_folds", "solver", "y", "latent_init")
 KMEANS_FAMILY = ("X", "sample_weight", "w0", "walk_steps", "n_threads", "block_size", "sampler")
 
 #: Targets that pass: every generated input gets a valid result or a named error.
@@ -660,7 +660,7 @@ _BOUNDS = dict(X=_X300, sample_weight=np.ones(300), walk_steps=0, n_threads=1,
 _SA = dict(X=_X4, centers=_X4[:2].copy(), labels=np.array([0, 1, 1, 1]), budget=1e3, n_steps=10,
            random_state=0, sample_weight=None)
 _FIT = dict(y=np.array([0, 1, 0, 1]), n_classes=2, lam=0.1, method="ccp", eta=0.1,
-            random_bounds="walk", walk_steps="auto", max_iter=1, cp_tol=1e-4, cp_max_iter=5,
+            random_bounds="walk", walk_steps="auto", max_iter=1, solver_tol=1e-4, solver_max_iter=5,
             random_state=0, model="multiclass", positions=None, bias="multifold", n_folds=2,
             solver="cutting-plane", X=np.arange(8.0).reshape(4, 1, 2), latent_init="random")
 _CP = dict(solver="cutting-plane", n_classes=2, X=np.arange(16.0).reshape(4, 2, 2) / 16,
@@ -672,7 +672,7 @@ _COSTS = np.array([[0.0, 1.0], [0.5, 0.2], [0.3, 0.9]])
 #: issue 13), failing as of this commit. Each runs its exact failing calls first, then
 #: generated inputs. strict: the marker must go when the owner fixes them.
 #: Targets whose exact once-failing calls are kept as regressions (the k-means side of
-#: issue 12, fixed), run with the generated inputs like TARGETS.
+#: issue 12 and potts_select, fixed), run with the generated inputs like TARGETS.
 FIXED = [
     Spec("GMMKMeans.fit extreme values",
          lambda: gmmkmeans(scales=(1e20, 1e30, 1e154, 1e200, 1e-200),
@@ -696,6 +696,9 @@ FIXED = [
     Spec("balanced_bias", balanced_bias_case,
          calls=(dict(labels=np.array([-1, 0]), costs=np.zeros(2)),
                 dict(labels=None, costs=np.zeros(2)))),
+    Spec("potts_select", potts_select_case,           # fixed on the lssvm branch (680e0ed)
+         calls=(dict(function="potts_select", costs=_COSTS[None], budget=None,
+                     touching=_COSTS.argmin(1)[None], grid=(1, 3)),)),
 ]
 
 KNOWN_FAILING = [
@@ -719,10 +722,6 @@ KNOWN_FAILING = [
                      start=_COSTS.argmin(1)),
                 dict(function="subset_select", costs=_COSTS, touching=_COSTS.argmin(1),
                      previous=0, budget=2.0, order=np.arange(3), min_size=0))),
-    Spec("potts_select", potts_select_case,
-         reason="issue 13 (lssvm/_regions.py): potts_select validates nothing",
-         calls=(dict(function="potts_select", costs=_COSTS[None], budget=None,
-                     touching=_COSTS.argmin(1)[None], grid=(1, 3)),)),
     Spec("discover_parts/part_unaries/coherent_labels", parts_case,
          reason="issue 13 (lssvm/_regions.py): X and centres not validated",
          calls=(dict(function="discover_parts", X=None, n_parts=1, random_state=0),

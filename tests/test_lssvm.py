@@ -82,8 +82,8 @@ def test_loss_augmented_matches_numpy(L, C, dtype, ragged):
         np.testing.assert_array_equal(ref.z_hat, got.z_hat[:15])
     # latent completion (CCP's touching bound) = argmax_z of the true class's scores
     from gmmfast.lssvm import LSSVMBounds
-    fam = LSSVMBounds(model, data, y, 0.1, np.zeros(n, dtype=np.int32), cp_tol=1e-3,
-                      cp_max_iter=10)
+    fam = LSSVMBounds(model, data, y, 0.1, np.zeros(n, dtype=np.int32), solver_tol=1e-3,
+                      solver_max_iter=10)
     w1 = W.reshape(-1).copy()
     scores = np.einsum("nld,nd->nl", X.astype(np.float64), W[y])
     scores[np.arange(L)[None, :] >= n_options[:, None]] = -np.inf
@@ -118,8 +118,8 @@ def test_crammer_singer_matches_linearsvc(solver):
     X, y = X[:400] / 16.0, y[:400]
     n, C = X.shape[0], 10
     for lam in (1.0 / n, 0.05):
-        est = LatentSSVM(LatentMulticlassModel(C), lam=lam, max_iter=1, cp_tol=1e-5,
-                         cp_max_iter=50000, solver=solver).fit(X[:, None, :], y)
+        est = LatentSSVM(LatentMulticlassModel(C), lam=lam, max_iter=1, solver_tol=1e-5,
+                         solver_max_iter=50000, solver=solver).fit(X[:, None, :], y)
 
         def F(W):
             s = X @ W.T
@@ -240,7 +240,7 @@ def test_thread_count_and_seed_determinism(monkeypatch):
 def test_solver_matches_cutting_plane(solver):
     D = tiny_digits(seed=4)
     model = LatentMulticlassModel(6, positions=D.positions)
-    kw = dict(lam=0.05, method="gmm-random", max_iter=4, cp_tol=1e-3, cp_max_iter=20000,
+    kw = dict(lam=0.05, method="gmm-random", max_iter=4, solver_tol=1e-3, solver_max_iter=20000,
               random_state=0)
     a = LatentSSVM(model, solver="cutting-plane", **kw).fit(D.data, D.target, latent_init=D.latent)
     b = LatentSSVM(model, solver=solver, **kw).fit(D.data, D.target, latent_init=D.latent)
@@ -298,8 +298,8 @@ def test_solvers_agree_on_ragged_candidates():
         X[i][0] += 2.0 * np.eye(d)[y[i]]
     bounds = []
     for solver in ("cutting-plane", "dcd", "bcfw"):
-        est = LatentSSVM(LatentMulticlassModel(C), lam=0.05, max_iter=5, cp_tol=1e-6,
-                         cp_max_iter=100000, solver=solver)
+        est = LatentSSVM(LatentMulticlassModel(C), lam=0.05, max_iter=5, solver_tol=1e-6,
+                         solver_max_iter=100000, solver=solver)
         est.fit(X, y, latent_init=np.zeros(n, dtype=int))
         assert all(s.converged for s in est.solve_info_)
         assert est.history_.invariant_violations() == []
@@ -366,7 +366,7 @@ def test_dcd_returns_the_point_it_evaluated():
             epoch(*a)
             return 0.0
 
-    solver = DCD(Always(6), data, y, idx, 0.01, tol=0.0, max_iter=4)
+    solver = DCD(Always(6), data, y, idx, 0.01, tol=1e-300, max_iter=4)   # never certified
     evaluated = []
     evaluate = solver.evaluate
     solver.evaluate = lambda w: evaluated.append(w.copy()) or evaluate(w)
@@ -549,9 +549,164 @@ def test_cli_runs_tiny(tmp_path, capsys):
     from gmmfast.cli import main
     out = tmp_path / "t.md"
     fig = tmp_path / "f.png"
-    assert main(["lssvm-compare", "--n-samples", "48", "--folds", "2", "--max-iter", "2",
+    assert main(["lssvm-compare", "--n-per-class", "8", "--folds", "2", "--max-iter", "2",
                  "--methods", "ccp,gmm-random-subset,gmm-biased", "--inits", "top-left",
                  "--bias-folds", "2", "--out", str(out), "--figure", str(fig)]) == 0
     text = out.read_text()
     assert "CCP" in text and "G-MM biased" in text
     assert fig.stat().st_size > 1000
+
+
+# -- hardening: small lam, the QP, bad lengths, interrupts, renamed parameters --------------
+def test_simplex_qp_rank_deficient_needs_few_smo_steps():
+    """More planes than dimensions (and repeated planes) make G singular; the active set
+    solves such QPs exactly, where SMO alone took millions of steps at small lam."""
+    rng = np.random.default_rng(3)
+    A = rng.normal(size=(40, 5))
+    A[20:] = A[:20]
+    G, b = A @ A.T, rng.uniform(0, 1, 40)
+    for lam in (1e-2, 1e-6):
+        alpha, val = solve_simplex_qp(G, b, lam, tol=1e-9, max_iter=50)
+        g = b - G @ alpha / lam
+        assert g.max() - alpha @ g <= 1e-9          # Frank-Wolfe gap: certified optimal
+        for _ in range(50):
+            a = rng.dirichlet(np.ones(40) * 0.3)
+            assert a @ b - a @ G @ a / (2 * lam) <= val + 1e-12
+
+
+def test_simplex_qp_validates_its_input():
+    G, b = np.eye(3), np.ones(3)
+    with pytest.raises(ValueError, match="alpha must be a point of the simplex"):
+        solve_simplex_qp(G, b, 1.0, alpha=np.ones(2) / 2)   # read past alpha's buffer before
+    with pytest.raises(ValueError, match="alpha must be a point"):
+        solve_simplex_qp(G, b, 1.0, alpha=np.array([2.0, -1.0, 0.0]))
+    with pytest.raises(ValueError, match=r"G must have shape \(3, 3\)"):
+        solve_simplex_qp(np.eye(4), b, 1.0)
+    with pytest.raises(ValueError, match="symmetric"):
+        solve_simplex_qp(np.triu(np.ones((3, 3))), b, 1.0)
+    with pytest.raises(ValueError, match="NaN"):
+        solve_simplex_qp(G, np.array([1.0, np.nan, 0.0]), 1.0)
+    for lam in (0.0, -1.0, np.inf):
+        with pytest.raises(ValueError, match="lam"):
+            solve_simplex_qp(G, b, lam)
+    with pytest.raises(ValueError, match="max_iter"):
+        solve_simplex_qp(G, b, 1.0, max_iter=0)
+
+
+def test_qp_returns_to_python_between_chunks(monkeypatch):
+    """Ctrl-C: SMO runs in chunks of QP_CHUNK steps, so a KeyboardInterrupt raised between
+    two kernel calls stops a long QP (and a fit, which leaves no fitted state)."""
+    import gmmfast.lssvm._cutting_plane as cp
+    rng = np.random.default_rng(3)
+    A = rng.normal(size=(40, 5))
+    G, b = A @ A.T, rng.uniform(0, 1, 40)
+    calls = []
+    real = cp.K.simplex_qp
+
+    def chunked(*args):
+        calls.append(args[-1])
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(*args)
+
+    monkeypatch.setattr(cp, "QP_CHUNK", 10)
+    monkeypatch.setattr(cp, "_active_set", lambda *a, **k: None)   # leave the work to SMO
+    monkeypatch.setattr(cp.K, "simplex_qp", chunked)
+    with pytest.raises(KeyboardInterrupt):
+        cp._qp(G, b, 1e-6, np.full(40, 1 / 40), 1e-12, 10_000_000)
+    assert calls == [10, 10, 10]
+    # an interrupted fit leaves the estimator unfitted, even one fitted before
+    D = tiny_digits(n=30)
+    est = LatentSSVM(LatentMulticlassModel(6), lam=0.05, max_iter=2).fit(D.data, D.target)
+    calls.clear()
+    with pytest.raises(KeyboardInterrupt):
+        est.fit(D.data, D.target)
+    assert not est.__sklearn_is_fitted__()
+
+
+def test_small_lam_is_solved_and_tiny_lam_rejected():
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(60, 4, 5)), rng.integers(0, 3, 60)
+    est = LatentSSVM(LatentMulticlassModel(3), lam=1e-6, max_iter=3, random_state=0)
+    with pytest.warns(Warning):
+        est.fit(X, y, latent_init=np.zeros(60, dtype=np.int32))
+    assert all(s.converged for s in est.solve_info_)
+    for lam in (1e-20, 1e-300):
+        with pytest.raises(ValueError, match=r"lam=.* is too small for this data"):
+            LatentSSVM(LatentMulticlassModel(3), lam=lam).fit(X, y)
+
+
+def test_no_signal_warning():
+    """Random windows of random data: the first bound is minimised at w = 0 and the user is
+    told so; informative windows train without the warning."""
+    from gmmfast.lssvm import LatentInitWarning
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(60, 4, 5)), rng.integers(0, 3, 60)
+    est = LatentSSVM(LatentMulticlassModel(3), lam=0.01, random_state=0)
+    with pytest.warns(LatentInitWarning, match="minimised at w = 0"):
+        est.fit(X, y, latent_init="random")
+    assert est.n_iter_ == 1 and not np.any(est.coef_)
+    D = tiny_digits(n=40)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LatentInitWarning)
+        LatentSSVM(LatentMulticlassModel(6), lam=0.05, max_iter=2).fit(D.data, D.target,
+                                                                       latent_init=D.latent)
+
+
+def test_solver_parameters_renamed_with_deprecation():
+    D = tiny_digits(n=30)
+    model = LatentMulticlassModel(6)
+    new = LatentSSVM(model, lam=0.05, max_iter=2, solver_tol=1e-3, solver_max_iter=50,
+                     random_state=0)
+    new.fit(D.data, D.target)
+    old = LatentSSVM(model, lam=0.05, max_iter=2, cp_tol=1e-3, cp_max_iter=50, random_state=0)
+    with pytest.warns(DeprecationWarning, match="cp_tol is deprecated"):
+        old.fit(D.data, D.target)
+    np.testing.assert_array_equal(old.coef_, new.coef_)
+    with pytest.raises(ValueError, match="either solver_tol or its deprecated name cp_tol"):
+        with pytest.warns(DeprecationWarning):
+            LatentSSVM(model, solver_tol=1e-3, cp_tol=1e-3).fit(D.data, D.target)
+
+
+def test_model_methods_validate_lengths():
+    """Each public batch method of the model reaches a boundscheck=False kernel: wrong lengths
+    and out-of-range indices used to read past buffers; now they are clear errors."""
+    from gmmfast.lssvm import Candidates
+    rng = np.random.default_rng(0)
+    n, L, d, C = 12, 3, 4, 3
+    model = LatentMulticlassModel(C)
+    data = model.prepare(rng.normal(size=(n, L, d)))
+    y = rng.integers(0, C, n).astype(np.int32)
+    w = rng.normal(size=C * d)
+    idx = np.arange(n, dtype=np.int64)
+    z = np.zeros(n, dtype=np.int32)
+    with pytest.raises(ValueError, match=r"idx\[0\] = 12 is out of range"):
+        model.loss_augmented(data, y, w, np.array([n, 0]))
+    with pytest.raises(ValueError, match=r"y must have shape \(12,\)"):
+        model.loss_augmented(data, y[:5], w, idx)
+    with pytest.raises(ValueError, match="y.* out of range"):
+        model.latent_table(data, np.full(n, C, dtype=np.int32), w, idx)
+    with pytest.raises(ValueError, match="w must be a vector of 12"):
+        model.latent_table(data, y, w[:-1], idx)
+    with pytest.raises(ValueError, match=r"z must have shape \(12,\)"):
+        model.phi_sum(data, y, z[:3], idx)
+    with pytest.raises(ValueError, match="z.* out of range"):
+        model.phi_sum(data, y, np.full(n, L, dtype=np.int32), idx)
+    with pytest.raises(ValueError, match="n_options must lie in"):
+        model.loss_augmented(Candidates(data.X, np.full(n, L + 1, dtype=np.int32)), y, w, idx)
+    with pytest.raises(ValueError, match="data must be the Candidates"):
+        model.loss_augmented(data.X, y, w, idx)
+    with pytest.raises(ValueError, match="P must be a C-contiguous float64"):
+        model.bcfw_epoch(data, y, idx, idx, np.zeros(C * d), np.zeros((n - 1, C * d)),
+                         np.zeros(n), 0.1)
+    with pytest.raises(ValueError, match=r"order\[11\] = 12 is out of range"):
+        model.bcfw_epoch(data, y, idx, idx + 1, np.zeros(C * d), np.zeros((n, C * d)),
+                         np.zeros(n), 0.1)
+    from gmmfast.lssvm._dcd import WorkingSets
+    ws = WorkingSets.at_labels(y, z, 4)
+    ws.z[0, 0] = L                                      # a latent value past the candidates
+    with pytest.raises(ValueError, match="ws.z must hold latent values"):
+        model.dcd_state(data, y, idx, ws)
+    from gmmfast.lssvm import CuttingPlane
+    with pytest.raises(ValueError, match=r"idx must lie in \[0, 12\)"):
+        CuttingPlane(model, data, y, np.array([0, 99]), 0.1, tol=1e-3, max_iter=5)

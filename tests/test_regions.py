@@ -23,22 +23,28 @@ def tiny_scenes(n=40, seed=0, grid=(4, 4), **kw):
 
 
 def brute_augmented(X, y, U, V, loss, augment=True):
-    """numpy: per class sum_r max_p (S + V[c]) (+ Delta); first class, first part on ties."""
+    """numpy: per class sum_r max_p (S_c + V[c]) (+ Delta); first class, first part on ties.
+
+    S_c are the responses of class c's filters: all of U when it has n_parts rows (shared
+    parts), else its c-th block of n_parts rows."""
+    C, P = V.shape
     S = np.einsum("nrd,pd->nrp", X.astype(np.float64), U)
-    C = V.shape[0]
-    tot = np.stack([(S + V[c]).max(-1).sum(-1) for c in range(C)], axis=1)
+    Sc = [S if U.shape[0] == P else S[..., c * P:(c + 1) * P] for c in range(C)]
+    tot = np.stack([(Sc[c] + V[c]).max(-1).sum(-1) for c in range(C)], axis=1)
     if augment:
         tot = tot + loss[y]
     y_hat = tot.argmax(1)
-    z_hat = (S + V[y_hat][:, None, :]).argmax(-1)
-    table = S + V[y][:, None, :]
+    pick = lambda labels: np.stack([Sc[c][q] for q, c in enumerate(labels)])  # noqa: E731
+    z_hat = (pick(y_hat) + V[y_hat][:, None, :]).argmax(-1)
+    table = pick(y) + V[y][:, None, :]
     return tot.max(1), y_hat, z_hat, table
 
 
 # -- the model's kernels -----------------------------------------------------------------------
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("augment", [True, False])
-def test_loss_augmented_matches_numpy(dtype, augment):
+@pytest.mark.parametrize("shared", [True, False])
+def test_loss_augmented_matches_numpy(dtype, augment, shared):
     rng = np.random.default_rng(0)
     n, (Hg, Wg), d, P, C = 90, (3, 5), 6, 5, 4     # 90 > one chunk of 64
     R = Hg * Wg
@@ -46,11 +52,11 @@ def test_loss_augmented_matches_numpy(dtype, augment):
     y = rng.integers(0, C, size=n).astype(np.int32)
     loss = rng.uniform(0.5, 2.0, size=(C, C))
     np.fill_diagonal(loss, 0)
-    model = RegionPartModel(C, P, (Hg, Wg), loss=loss)
+    model = RegionPartModel(C, P, (Hg, Wg), loss=loss, shared_parts=shared)
     data = model.prepare(X)
     assert data.X.dtype == dtype
     w = rng.normal(size=model.size_joint_feature(data))
-    assert w.shape == (P * d + C * P,)
+    assert w.shape == ((1 if shared else C) * P * d + C * P,)
     U, V = model.split(w, d)
     idx = rng.permutation(n).astype(np.int64)[: n - 9]
     a = model.loss_augmented(data, y, w, idx, table=True, phi=True, augment=augment)
@@ -101,8 +107,8 @@ def _family(seed=0, n=30, **kw):
     X, y, Z = tiny_scenes(n=n, seed=seed)
     model = RegionPartModel(3, 4, (4, 4))
     data = model.prepare(X)
-    fam = LSSVMBounds(model, data, y.astype(np.int32), 0.1, Z.copy(), cp_tol=1e-4,
-                      cp_max_iter=200, **kw)
+    fam = LSSVMBounds(model, data, y.astype(np.int32), 0.1, Z.copy(), solver_tol=1e-4,
+                      solver_max_iter=200, **kw)
     return fam, X, y, Z
 
 
@@ -282,7 +288,7 @@ def _init(X, kind):
 def test_invariants_hold(method, rb, bias, init):
     X, y, Z = tiny_scenes(n=36, seed=6)
     est = LatentSSVM(RegionPartModel(3, 4, (4, 4)), lam=1.0, method=method, random_bounds=rb,
-                     bias=bias, eta=0.2, n_folds=3, max_iter=6, cp_max_iter=300,
+                     bias=bias, eta=0.2, n_folds=3, max_iter=6, solver_max_iter=300,
                      random_state=2)
     est.fit(X, y, latent_init=_init(X, init))
     h = est.history_
@@ -305,7 +311,7 @@ def test_invariants_hold(method, rb, bias, init):
 def test_potts_biased_labelings_are_more_coherent_than_ccp():
     X, y, Z = tiny_scenes(n=36, seed=7)
     z0 = _init(X, 0.0)
-    kw = dict(lam=1.0, eta=0.1, max_iter=6, tol=0.0, cp_max_iter=300, random_state=0)
+    kw = dict(lam=1.0, eta=0.1, max_iter=6, tol=0.0, solver_max_iter=300, random_state=0)
     model = RegionPartModel(3, 4, (4, 4))
     ccp = LatentSSVM(model, method="ccp", **kw).fit(X, y, latent_init=z0)
     bia = LatentSSVM(model, method="gmm-biased", bias="potts", **kw).fit(X, y, latent_init=z0)
@@ -316,7 +322,7 @@ def test_potts_biased_labelings_are_more_coherent_than_ccp():
 def test_eta_one_gives_ccp_iterates():
     X, y, Z = tiny_scenes(n=30, seed=8)
     z0 = _init(X, 0.25)
-    kw = dict(lam=1.0, max_iter=4, tol=0.0, cp_max_iter=300, random_state=0)
+    kw = dict(lam=1.0, max_iter=4, tol=0.0, solver_max_iter=300, random_state=0)
     model = RegionPartModel(3, 4, (4, 4))
     ref = LatentSSVM(model, method="ccp", **kw).fit(X, y, latent_init=z0)
     for method, rb, bias in METHODS[1:]:
@@ -331,9 +337,11 @@ def test_thread_count_and_seed_determinism():
     outs = []
     for threads in (1, 2, 2):
         with threadpool_limits(limits=threads, user_api="openmp"):
-            est = LatentSSVM(RegionPartModel(3, 4, (4, 4)), lam=1.0, method="gmm-random",
-                             max_iter=3, cp_max_iter=200, random_state=7)
+            est = LatentSSVM(RegionPartModel(3, 4, (4, 4), shared_parts=False), lam=1.0,
+                             method="gmm-random", max_iter=3, tol=0.0, solver_max_iter=200,
+                             random_state=7)
             est.fit(X, y, latent_init="random")
+        assert est.n_iter_ == 3 and np.any(est.coef_)     # class-specific parts train
         outs.append((est.coef_, est.latent_, est.latent_init_, est.history_.bound))
     for a, b in zip(outs[0], outs[1]):
         np.testing.assert_array_equal(a, b)
@@ -341,9 +349,52 @@ def test_thread_count_and_seed_determinism():
         np.testing.assert_array_equal(a, b)
 
 
+def test_random_labels_carry_no_signal_with_shared_parts():
+    """With shared parts the class enters only through V: the first bound of random labels
+    is minimised at w = 0 (the user is warned); class-specific parts learn from them."""
+    from gmmfast.lssvm import LatentInitWarning
+    X, y, Z = tiny_scenes(n=60, seed=4)
+    z0 = np.random.default_rng(0).integers(0, 4, size=Z.shape).astype(np.int32)
+    shared = LatentSSVM(RegionPartModel(3, 4, (4, 4)), lam=1.0, solver_max_iter=300)
+    with pytest.warns(LatentInitWarning):
+        shared.fit(X, y, latent_init=z0)
+    assert not np.any(shared.coef_)
+    own = LatentSSVM(RegionPartModel(3, 4, (4, 4), shared_parts=False), lam=1.0, max_iter=1,
+                     solver_max_iter=300)
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LatentInitWarning)
+        own.fit(X, y, latent_init=z0)
+    assert own.objective_ < 1.0 and np.any(own.coef_)
+
+
+def test_region_model_validates_lengths():
+    X, y, Z = tiny_scenes(n=10)
+    model = RegionPartModel(3, 4, (4, 4))
+    data = model.prepare(X)
+    y = y.astype(np.int32)
+    w = np.zeros(model.size_joint_feature(data))
+    idx = np.arange(10, dtype=np.int64)
+    with pytest.raises(ValueError, match=r"idx\[0\] = 10 is out of range"):
+        model.loss_augmented(data, y, w, np.array([10]))
+    with pytest.raises(ValueError, match="w must be a vector"):
+        model.latent_table(data, y, w[:-2], idx)
+    with pytest.raises(ValueError, match="z.* out of range"):
+        model.phi_sum(data, y, np.full((10, 16), 4, dtype=np.int32), idx)
+    with pytest.raises(ValueError, match="z must have shape"):
+        model.joint_features(data, y, Z[:3], idx)
+    with pytest.raises(ValueError, match="grid"):
+        potts_select(np.zeros((2, 16, 3)), 1.0, np.zeros((2, 16), dtype=np.int32), (3, 3))
+    with pytest.raises(ValueError, match="touching.* out of range"):
+        potts_select(np.zeros((2, 16, 3)), 1.0, np.full((2, 16), 3, dtype=np.int32), (4, 4))
+    from gmmfast._kernels import _regions as K
+    with pytest.raises(ValueError, match="labels must lie"):
+        K.greedy_moves(np.zeros((2, 16, 3)), np.full((2, 16), 5, dtype=np.int32), 1.0, 4, 4)
+
+
 def test_oracle_labels_train_a_classifier():
     X, y, Z = tiny_scenes(n=90, seed=10, noise=0.5, n_parts=6, regions_per_class=2)
-    est = LatentSSVM(RegionPartModel(3, 6, (4, 4)), lam=1.0, max_iter=1, cp_max_iter=500)
+    est = LatentSSVM(RegionPartModel(3, 6, (4, 4)), lam=1.0, max_iter=1, solver_max_iter=500)
     est.fit(X[:60], y[:60], latent_init=Z[:60])
     assert est.score(X[60:], y[60:]) > 0.6          # chance is 1/3
 
@@ -376,15 +427,15 @@ def test_bad_input_raises():
     with pytest.raises(ValueError, match="Potts bias"):
         LatentSSVM(LatentMulticlassModel(3), method="gmm-biased", bias="potts",
                    max_iter=2).fit(X[:, :4], y, latent_init="random")
-    fitted = LatentSSVM(model, lam=1.0, max_iter=1, cp_max_iter=50).fit(X, y, latent_init=Z)
+    fitted = LatentSSVM(model, lam=1.0, max_iter=1, solver_max_iter=50).fit(X, y, latent_init=Z)
     with pytest.raises(ValueError, match="features per region"):
         fitted.predict(X[..., :3])
 
 
 def test_bcfw_solver_agrees_on_the_region_model():
     X, y, Z = tiny_scenes(n=40, seed=0, n_parts=6, regions_per_class=2, noise=0.5)
-    kw = dict(lam=1.0, method="gmm-biased", bias="potts", max_iter=3, cp_tol=1e-3,
-              cp_max_iter=5000, random_state=0)
+    kw = dict(lam=1.0, method="gmm-biased", bias="potts", max_iter=3, solver_tol=1e-3,
+              solver_max_iter=5000, random_state=0)
     a = LatentSSVM(RegionPartModel(3, 6, (4, 4)), solver="bcfw", **kw).fit(X, y, latent_init=Z)
     b = LatentSSVM(RegionPartModel(3, 6, (4, 4)), **kw).fit(X, y, latent_init=Z)
     assert a.history_.invariant_violations() == []

@@ -29,7 +29,7 @@ def test_initial_labels_and_a_run():
     assert D.centres is not None and z_c.shape == (40, 25)
     # k-means parts on these features agree with the truth far above chance (1/12)
     assert part_agreement(z_c, D.Z_train, D.n_parts) > 0.5
-    r = run_method(D, "gmm-biased", 0.5, z_c, lam=10.0, max_iter=3, cp_max_iter=300)
+    r = run_method(D, "gmm-biased", 0.5, z_c, lam=10.0, max_iter=3, solver_max_iter=300)
     assert r.invariant_violations == [] and r.init == "lambda=0.50" and r.n_iter <= 3
     assert 0 <= r.accuracy <= 1 and r.objective < 1.0
     assert r.latent.shape == (6, 25)

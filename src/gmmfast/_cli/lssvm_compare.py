@@ -1,7 +1,8 @@
 """``gmmfast lssvm-compare``: CCP against G-MM (random, biased) for latent SVMs, Table 2 layout.
 
-Cross-validated training of the latent-location model on cluttered digits
-(the stand-in for the paper's mammals), from the initialisations "center",
+Cross-validated training of the latent-location model on cluttered objects
+(digits among clutter with HOG-like window features, the stand-in for the
+paper's mammals), from the initialisations "center",
 "top-left" and "random"; prints the training objective and test error
 (mean +- std over folds), the fraction of latent values changed by training,
 and optionally writes the Figure 4 picture.
@@ -13,25 +14,30 @@ import sys
 import time
 
 from ..experiments.table2 import INITS, LABELS, METHODS, compare, oracle, tables
+from ._checks import DeprecatedAlias, check_args
 from ._jobs import report
 
 
 def add_parser(sub) -> None:
     p = sub.add_parser("lssvm-compare",
-                       help="latent SVMs by CCP vs G-MM on cluttered digits (Table 2 layout)")
+                       help="latent SVMs by CCP vs G-MM on cluttered objects (Table 2 layout)")
     p.add_argument("--methods", default="ccp,gmm-random,gmm-random-subset,gmm-biased",
                    help=f"comma-separated, from {','.join(METHODS)}")
     p.add_argument("--inits", default="center,top-left,random",
                    help=f"comma-separated, from {','.join(INITS)}")
     p.add_argument("--folds", type=int, default=5, help="cross-validation folds")
     p.add_argument("--eta", type=float, default=0.1, help="G-MM progress coefficient")
-    p.add_argument("--lam", type=float, default=None, help="lambda (default: the oracle's)")
+    p.add_argument("--lam", type=float, default=None,
+                   help="lambda (default: the one chosen by the calibration's validation)")
     p.add_argument("--bias-folds", type=int, default=10, help="K of the multi-fold bias")
     p.add_argument("--max-iter", type=int, default=100)
     p.add_argument("--tol", type=float, default=1e-3, help="G-MM stopping gap (relative)")
-    p.add_argument("--cp-tol", type=float, default=1e-4, help="cutting-plane duality gap")
-    p.add_argument("--n-samples", type=int, default=None,
-                   help="images (default: all 1083 digits 0-5)")
+    p.add_argument("--solver-tol", type=float, default=1e-4,
+                   help="duality gap of each bound minimisation (relative to F(0))")
+    p.add_argument("--cp-tol", dest="solver_tol", type=float, action=DeprecatedAlias,
+                   help="deprecated name of --solver-tol")
+    p.add_argument("--n-per-class", type=int, default=None,
+                   help="images per class (default: 50, 300 in all)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--jobs", type=int, default=1, help="runs in parallel (processes)")
     p.add_argument("--out", default=None, help="write the tables to this markdown file")
@@ -40,7 +46,7 @@ def add_parser(sub) -> None:
     p.add_argument("--no-oracle", dest="oracle", action="store_false",
                    help="skip the oracle row (a model trained with the true windows fixed)")
     p.add_argument("--quick", action="store_true",
-                   help="a tiny smoke-test version (120 images, 2 folds, 5 iterations)")
+                   help="a tiny smoke-test version (60 images, 2 folds, 5 iterations)")
     p.set_defaults(func=run)
 
 
@@ -48,19 +54,30 @@ def run(args) -> int:
     from ..experiments.table2 import plot_latent_changes
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     inits = [i.strip() for i in args.inits.split(",") if i.strip()]
-    n_folds, max_iter, n_samples = args.folds, args.max_iter, args.n_samples
+    check_args(args, "lssvm-compare", methods, METHODS, inits, INITS)
+    if args.bias_folds < 2:
+        raise SystemExit(f"gmmfast lssvm-compare: error: --bias-folds must be at least 2, got "
+                         f"{args.bias_folds}")
+    if args.n_per_class is not None and args.n_per_class < 1:
+        raise SystemExit(f"gmmfast lssvm-compare: error: --n-per-class must be at least 1, got "
+                         f"{args.n_per_class}")
+    if args.folds < 2:
+        raise SystemExit(f"gmmfast lssvm-compare: error: --folds must be at least 2, got "
+                         f"{args.folds}")
+    n_folds, max_iter, n_per_class = args.folds, args.max_iter, args.n_per_class
     if args.quick:
-        n_folds, max_iter, n_samples = 2, 5, 120
+        n_folds, max_iter, n_per_class = 2, 5, 10
     t = time.perf_counter()
     D, results, gen, lam = compare(methods, inits, n_folds=n_folds, eta=args.eta, lam=args.lam,
                                    bias_folds=args.bias_folds, max_iter=max_iter, tol=args.tol,
-                                   cp_tol=args.cp_tol, n_samples=n_samples, seed=args.seed,
-                                   jobs=args.jobs)
-    orc = oracle(D, n_folds, lam, args.seed, args.cp_tol) if args.oracle else None
+                                   solver_tol=args.solver_tol, n_per_class=n_per_class,
+                                   seed=args.seed, jobs=args.jobs)
+    orc = oracle(D, n_folds, lam, args.seed, args.solver_tol) if args.oracle else None
     text = tables(D, results, methods, inits, orc)
-    head = (f"{len(D.target)} cluttered digits ({len(D.classes)} classes, {D.data.shape[1]} "
+    head = (f"{len(D.target)} cluttered objects ({len(D.classes)} classes, {D.data.shape[1]} "
             f"windows, d = {D.data.shape[2]}), {n_folds}-fold CV, lambda = {lam}, eta = "
-            f"{args.eta}, K = {args.bias_folds}, tol = {args.tol}, cp_tol = {args.cp_tol}, "
+            f"{args.eta}, K = {args.bias_folds}, tol = {args.tol}, solver_tol = "
+            f"{args.solver_tol}, "
             f"max_iter = {max_iter}; {time.perf_counter() - t:.0f} s")
     report(head, text, args.out)
     if args.figure:

@@ -13,6 +13,7 @@ import os
 import time
 
 from ..experiments.table3 import LABELS, METHODS, compare, figure_path, tables
+from ._checks import DeprecatedAlias, check_args
 from ._jobs import report
 
 
@@ -33,8 +34,14 @@ def add_parser(sub) -> None:
                    help="feature noise of the generator (default: make_scenes' default)")
     p.add_argument("--max-iter", type=int, default=200)
     p.add_argument("--tol", type=float, default=1e-3, help="G-MM stopping gap (relative)")
-    p.add_argument("--cp-tol", type=float, default=1e-4, help="cutting-plane duality gap")
-    p.add_argument("--cp-max-iter", type=int, default=1000, help="cutting planes per bound")
+    p.add_argument("--solver-tol", type=float, default=1e-4,
+                   help="duality gap of each bound minimisation (relative to F(0))")
+    p.add_argument("--solver-max-iter", type=int, default=1000,
+                   help="cutting planes per bound minimisation")
+    p.add_argument("--cp-tol", dest="solver_tol", type=float, action=DeprecatedAlias,
+                   help="deprecated name of --solver-tol")
+    p.add_argument("--cp-max-iter", dest="solver_max_iter", type=int, action=DeprecatedAlias,
+                   help="deprecated name of --solver-max-iter")
     p.add_argument("--n-train", type=int, default=300)
     p.add_argument("--n-test", type=int, default=300)
     p.add_argument("--data-seed", type=int, default=0)
@@ -70,11 +77,18 @@ def parse_inits(text: str) -> list:
 def run(args) -> int:
     from ..experiments.table3 import init_name, oracle, plot_labelings
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
-    for m in methods:
-        if m not in METHODS:
-            raise SystemExit(f"gmmfast scene-compare: error: --methods: unknown method {m!r}; "
-                             f"choose from {', '.join(METHODS)}")
+    check_args(args, "scene-compare", methods, METHODS)
     inits = parse_inits(args.inits)
+    if not inits:
+        raise SystemExit("gmmfast scene-compare: error: --inits: give at least one "
+                         "initialisation")
+    for name, low in (("seeds", 1), ("solver_max_iter", 1), ("n_train", 2), ("n_test", 1)):
+        if getattr(args, name) < low:
+            raise SystemExit(f"gmmfast scene-compare: error: --{name.replace('_', '-')} must be "
+                             f"at least {low}, got {getattr(args, name)}")
+    if args.noise is not None and not 0 <= args.noise < float("inf"):
+        raise SystemExit(f"gmmfast scene-compare: error: --noise must be a finite number >= 0, "
+                         f"got {args.noise}")
     seeds, max_iter, n_train, n_test, grid = (args.seeds, args.max_iter, args.n_train,
                                               args.n_test, None)
     if args.quick:
@@ -82,14 +96,15 @@ def run(args) -> int:
     t = time.perf_counter()
     D, results, gen, lam = compare(methods, inits, n_seeds=seeds, eta=args.eta, lam=args.lam,
                                    noise=args.noise, max_iter=max_iter, tol=args.tol,
-                                   cp_tol=args.cp_tol, cp_max_iter=args.cp_max_iter,
+                                   solver_tol=args.solver_tol,
+                                   solver_max_iter=args.solver_max_iter,
                                    n_train=n_train, n_test=n_test, data_seed=args.data_seed,
                                    grid=grid, jobs=args.jobs)
     orc = oracle(D, lam) if args.oracle else None
     text = tables(D, results, methods, inits, orc)
     head = (f"{n_train} training + {n_test} test scenes (make_scenes {gen}), "
             f"RegionPartModel({D.n_classes}, {D.n_parts}, {D.grid}); lambda = {lam}, eta = "
-            f"{args.eta}, tol = {args.tol}, cp_tol = {args.cp_tol}, max_iter = {max_iter}; "
+            f"{args.eta}, tol = {args.tol}, solver_tol = {args.solver_tol}, max_iter = {max_iter}; "
             f"{time.perf_counter() - t:.0f} s")
     report(head, text, args.out)
     if args.figure:

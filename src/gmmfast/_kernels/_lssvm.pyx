@@ -223,6 +223,27 @@ cdef inline double _violation(const double* g, const double* a, Py_ssize_t K, Py
     return gmax - gmin
 
 
+cdef inline double _fw_gap(const double* g, const double* a, Py_ssize_t K, Py_ssize_t* up,
+                           double* gmin_support) noexcept nogil:
+    """max_k g_k - a.g, the Frank-Wolfe gap of max over the simplex: it bounds max D - D(a)
+    (D is concave). ``up`` gets the argmax, ``gmin_support`` min_{a_k > 0} g_k (+inf if a has
+    no support). For sequential callers only (written through pointers, see
+    `_argmax_augmented`)."""
+    cdef Py_ssize_t k
+    cdef double gmax = -INFINITY, gmin = INFINITY, ag = 0.0
+    up[0] = 0
+    for k in range(K):
+        if g[k] > gmax:
+            gmax = g[k]
+            up[0] = k
+        if a[k] > 0.0:
+            ag = ag + a[k] * g[k]
+            if g[k] < gmin:
+                gmin = g[k]
+    gmin_support[0] = gmin
+    return gmax - ag
+
+
 cdef inline double _move_mass(double* a, Py_ssize_t i, Py_ssize_t j, double newton) noexcept nogil:
     """Move t = min(newton, a[j]) of mass from coordinate j to i (the pairwise step of SMO
     with its exact line-search length ``newton``); returns t (nothing moves when t <= 0)."""
@@ -246,15 +267,18 @@ def simplex_qp(const double[:, ::1] G, const double[::1] b, double lam, double[:
     Sequential minimal optimisation: each step moves mass to the coordinate of
     highest gradient i from the support coordinate j of largest exact gain
     (second-order working-set selection), by the exact line search clipped at
-    alpha[j]. Stops when max_k g_k - min_{alpha_k > 0} g_k <= tol, which bounds
-    the gap of the QP: max D - D(alpha) <= max_k g_k - alpha.g <= that. ``alpha`` is
-    updated in place; returns the number of steps and the final violation.
+    alpha[j]. Stops when the Frank-Wolfe gap max_k g_k - alpha.g <= tol (g = b - G a / lam),
+    which bounds the gap of the QP: max D - D(alpha) <= max_k g_k - alpha.g. ``alpha`` is
+    updated in place; returns the number of steps and the final Frank-Wolfe gap.
+    The caller validates the shapes: G (K, K), b and alpha (K,), alpha on the simplex.
     """
     cdef Py_ssize_t K = b.shape[0]
     cdef Py_ssize_t it = 0, k, i, j
-    cdef double gi, gj, curv, t, gain, best_gain, viol = INFINITY
+    cdef double gi, gmin, curv, t, gain, best_gain, fw = INFINITY
     cdef double* g = <double*>malloc(K * sizeof(double))
     cdef double s
+    if g == NULL:
+        raise MemoryError()
     with nogil:
         for k in range(K):
             s = 0.0
@@ -262,9 +286,9 @@ def simplex_qp(const double[:, ::1] G, const double[::1] b, double lam, double[:
                 s = s + G[k, i] * alpha[i]
             g[k] = b[k] - s / lam
         while it < max_iter:
-            viol = _violation(g, &alpha[0], K, &i, &j)
+            fw = _fw_gap(g, &alpha[0], K, &i, &gmin)
             gi = g[i]
-            if viol <= tol:
+            if fw <= tol or not gi > gmin:
                 break
             # second-order choice of j (Fan, Chen, Lin 2005): the largest exact gain
             j = -1
@@ -281,16 +305,15 @@ def simplex_qp(const double[:, ::1] G, const double[::1] b, double lam, double[:
                         j = k
             if j < 0 or i == j:
                 break
-            viol = gi - g[j]
             curv = G[i, i] + G[j, j] - 2.0 * G[i, j]
-            t = _move_mass(&alpha[0], i, j, lam * viol / curv if curv > 0.0 else INFINITY)
+            t = _move_mass(&alpha[0], i, j, lam * (gi - g[j]) / curv if curv > 0.0 else INFINITY)
             if t <= 0.0:
                 break
             for k in range(K):
                 g[k] = g[k] - t * (G[k, i] - G[k, j]) / lam
             it += 1
     free(g)
-    return it, viol
+    return it, fw
 
 
 def bcfw_epoch(const floating[:, :, ::1] X, const int[::1] n_options, const int[::1] y,

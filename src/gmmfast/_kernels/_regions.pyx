@@ -34,12 +34,14 @@ cdef Py_ssize_t _CHUNK = 16
 cdef Py_ssize_t _BLOCK = 8
 
 
-cdef inline void _class_totals(const double* S, Py_ssize_t R, Py_ssize_t P, const double* VT,
-                               Py_ssize_t C, double* acc, double* tot) noexcept nogil:
-    """tot[c] = sum_r max_p (S[r, p] + VT[p, c]) for every class c, regions in order.
+cdef inline void _class_totals(const double* S, Py_ssize_t R, Py_ssize_t Pt, Py_ssize_t P,
+                               bint class_parts, const double* VT, Py_ssize_t C, double* acc,
+                               double* tot) noexcept nogil:
+    """tot[c] = sum_r max_p (S[r, off(c) + p] + VT[p, c]) for every class c, regions in order.
 
-    The max runs over parts with the classes innermost (vectorised); a max is
-    exact, so every total equals the per-class sequential one.
+    S has Pt columns; off(c) = c P with class-specific parts, else 0. With shared
+    parts the max runs over parts with the classes innermost (vectorised); a max
+    is exact, so every total equals the per-class sequential one.
     """
     cdef Py_ssize_t r, p, c
     cdef double s
@@ -48,14 +50,21 @@ cdef inline void _class_totals(const double* S, Py_ssize_t R, Py_ssize_t P, cons
     for c in range(C):
         tot[c] = 0.0
     for r in range(R):
-        row = S + r * P
-        for c in range(C):
-            acc[c] = row[0] + VT[c]
-        for p in range(1, P):
-            v = VT + p * C
+        row = S + r * Pt
+        if class_parts:
             for c in range(C):
-                s = row[p] + v[c]
-                acc[c] = s if s > acc[c] else acc[c]
+                acc[c] = row[c * P] + VT[c]
+                for p in range(1, P):
+                    s = row[c * P + p] + VT[p * C + c]
+                    acc[c] = s if s > acc[c] else acc[c]
+        else:
+            for c in range(C):
+                acc[c] = row[0] + VT[c]
+            for p in range(1, P):
+                v = VT + p * C
+                for c in range(C):
+                    s = row[p] + v[c]
+                    acc[c] = s if s > acc[c] else acc[c]
         for c in range(C):
             tot[c] = tot[c] + acc[c]
 
@@ -68,19 +77,21 @@ def augmented_pass(const floating[:, :, ::1] X, const int[::1] y, const int64_t[
 
     For each q (i = idx[q]): H[q] = max_{c, z} score(x_i, c, z) + loss[y_i, c], reached at
     class y_hat[q] with part labels z_hat[q] (R,). If ``table`` has m rows,
-    table[q, r, p] = S[r, p] + V[y_i, p] (the latent scores of the true class per
-    region). If ``phi_slots`` has rows, chunk k of positions adds the joint feature of
-    (y_hat, z_hat) to phi_slots[k] (layout: U block P*d, then V block C*P) and
+    table[q, r, p] = S[r, off(y_i) + p] + V[y_i, p] (the latent scores of the true class
+    per region). If ``phi_slots`` has rows, chunk k of positions adds the joint feature of
+    (y_hat, z_hat) to phi_slots[k] (layout: U block Pt*d, then V block C*P) and
     loss[y_i, y_hat] to loss_slots[k]. With a zero ``loss`` this is plain inference.
-    UT is U transposed, (d, P). Part responses come from one dgemm per block of
-    BLOCK images.
+    UT is U transposed, (d, Pt): Pt = P parts shared by the classes, or Pt = C P with
+    class-specific parts (class c's part p is row off(c) + p = c P + p of U).
+    Part responses come from one dgemm per block of BLOCK images.
     """
     cdef Py_ssize_t m = idx.shape[0], R = X.shape[1], d = X.shape[2]
-    cdef Py_ssize_t P = UT.shape[1], C = V.shape[0]
+    cdef Py_ssize_t Pt = UT.shape[1], C = V.shape[0], P = V.shape[1]
+    cdef bint class_parts = Pt != P
     cdef Py_ssize_t n_chunks = (m + _CHUNK - 1) // _CHUNK
     cdef bint want_table = table.shape[0] == m and m > 0
     cdef bint want_phi = phi_slots.shape[0] > 0
-    cdef Py_ssize_t k, q, q0, b, B, r, p, c, f, lo, hi, D = P * d + C * P
+    cdef Py_ssize_t k, q, q0, b, B, r, p, c, f, lo, hi, off, D = Pt * d + C * P
     cdef int64_t i
     cdef int yi, by, bp
     cdef double best, tot, s, bs
@@ -97,7 +108,7 @@ def augmented_pass(const floating[:, :, ::1] X, const int[::1] y, const int64_t[
     if m == 0:
         return
     with nogil, parallel(num_threads=n_threads):
-        S = <double*>malloc(_BLOCK * R * P * sizeof(double))
+        S = <double*>malloc(_BLOCK * R * Pt * sizeof(double))
         xbuf = <double*>malloc(_BLOCK * R * d * sizeof(double))
         acc = <double*>malloc(2 * C * sizeof(double))
         tots = acc + C
@@ -112,13 +123,13 @@ def augmented_pass(const floating[:, :, ::1] X, const int[::1] y, const int64_t[
             q0 = lo
             while q0 < hi:
                 B = min(_BLOCK, hi - q0)
-                block_rows_dot(X, idx, q0, B, &UT[0, 0], P, xbuf, S)
+                block_rows_dot(X, idx, q0, B, &UT[0, 0], Pt, xbuf, S)
                 for b in range(B):
                     q = q0 + b
                     i = idx[q]
                     yi = y[i]
-                    Sq = S + b * R * P
-                    _class_totals(Sq, R, P, &VT[0, 0], C, acc, tots)
+                    Sq = S + b * R * Pt
+                    _class_totals(Sq, R, Pt, P, class_parts, &VT[0, 0], C, acc, tots)
                     best = -INFINITY
                     by = 0
                     for c in range(C):
@@ -129,8 +140,9 @@ def augmented_pass(const floating[:, :, ::1] X, const int[::1] y, const int64_t[
                     H[q] = best
                     y_hat[q] = by
                     vrow = &V[by, 0]
+                    off = by * P if class_parts else 0
                     for r in range(R):
-                        row = Sq + r * P
+                        row = Sq + r * Pt + off
                         bp = 0
                         bs = row[0] + vrow[0]
                         for p in range(1, P):
@@ -141,17 +153,18 @@ def augmented_pass(const floating[:, :, ::1] X, const int[::1] y, const int64_t[
                         z_hat[q, r] = bp
                         if want_phi:
                             xr = &X[i, r, 0]
-                            slot = &phi_slots[k, bp * d]
+                            slot = &phi_slots[k, (off + bp) * d]
                             for f in range(d):
                                 slot[f] = slot[f] + <double>xr[f]
-                            phi_slots[k, P * d + by * P + bp] = \
-                                phi_slots[k, P * d + by * P + bp] + 1.0
+                            phi_slots[k, Pt * d + by * P + bp] = \
+                                phi_slots[k, Pt * d + by * P + bp] + 1.0
                     if want_phi:
                         loss_slots[k] = loss_slots[k] + loss[yi, by]
                     if want_table:
                         vrow = &V[yi, 0]
+                        off = yi * P if class_parts else 0
                         for r in range(R):
-                            row = Sq + r * P
+                            row = Sq + r * Pt + off
                             for p in range(P):
                                 table[q, r, p] = row[p] + vrow[p]
                 q0 = q0 + B
@@ -163,9 +176,12 @@ def augmented_pass(const floating[:, :, ::1] X, const int[::1] y, const int64_t[
 def latent_table(const floating[:, :, ::1] X, const int[::1] y, const int64_t[::1] idx,
                  const double[:, ::1] UT, const double[:, ::1] V, double[:, :, ::1] table,
                  int n_threads):
-    """table[q, r, p] = U[p] . x_i[r] + V[y_i, p] for i = idx[q] (same arithmetic as the pass)."""
-    cdef Py_ssize_t m = idx.shape[0], R = X.shape[1], d = X.shape[2], P = UT.shape[1]
-    cdef Py_ssize_t q, r, p
+    """table[q, r, p] = U[off(y_i) + p] . x_i[r] + V[y_i, p] for i = idx[q] (same arithmetic
+    as the pass; off as there)."""
+    cdef Py_ssize_t m = idx.shape[0], R = X.shape[1], d = X.shape[2], Pt = UT.shape[1]
+    cdef Py_ssize_t P = V.shape[1]
+    cdef bint class_parts = Pt != P
+    cdef Py_ssize_t q, r, p, off
     cdef int64_t i
     cdef double* S
     cdef double* xbuf
@@ -173,25 +189,27 @@ def latent_table(const floating[:, :, ::1] X, const int[::1] y, const int64_t[::
     if m == 0:
         return
     with nogil, parallel(num_threads=n_threads):
-        S = <double*>malloc(R * P * sizeof(double))
+        S = <double*>malloc(R * Pt * sizeof(double))
         xbuf = <double*>malloc(R * d * sizeof(double))
         for q in prange(m, schedule="static"):
             i = idx[q]
-            rows_dot(&X[i, 0, 0], R, d, &UT[0, 0], P, xbuf, S)
+            rows_dot(&X[i, 0, 0], R, d, &UT[0, 0], Pt, xbuf, S)
             vrow = &V[y[i], 0]
+            off = y[i] * P if class_parts else 0
             for r in range(R):
                 for p in range(P):
-                    table[q, r, p] = S[r * P + p] + vrow[p]
+                    table[q, r, p] = S[r * Pt + off + p] + vrow[p]
         free(S)
         free(xbuf)
 
 
 def phi_accumulate(const floating[:, :, ::1] X, const int[::1] y, const int[:, ::1] z,
                    const int64_t[::1] idx, Py_ssize_t n_parts, Py_ssize_t n_classes,
-                   double[:, ::1] phi_slots, int n_threads):
+                   double[:, ::1] phi_slots, int n_threads, bint class_parts=False):
     """phi_slots[k] = sum of phi(x_i, y_i, z[q]) over the chunk k of positions (i = idx[q])."""
     cdef Py_ssize_t m = idx.shape[0], R = X.shape[1], d = X.shape[2]
-    cdef Py_ssize_t P = n_parts, C = n_classes, D = P * d + C * P
+    cdef Py_ssize_t P = n_parts, C = n_classes
+    cdef Py_ssize_t Pt = C * P if class_parts else P, D = Pt * d + C * P, off
     cdef Py_ssize_t n_chunks = (m + _CHUNK - 1) // _CHUNK
     cdef Py_ssize_t k, q, r, f, lo, hi
     cdef int64_t i
@@ -209,13 +227,14 @@ def phi_accumulate(const floating[:, :, ::1] X, const int[::1] y, const int[:, :
             for q in range(lo, hi):
                 i = idx[q]
                 yi = y[i]
+                off = yi * P if class_parts else 0
                 for r in range(R):
                     p = z[q, r]
                     xr = &X[i, r, 0]
-                    slot = &phi_slots[k, p * d]
+                    slot = &phi_slots[k, (off + p) * d]
                     for f in range(d):
                         slot[f] = slot[f] + <double>xr[f]
-                    phi_slots[k, P * d + yi * P + p] = phi_slots[k, P * d + yi * P + p] + 1.0
+                    phi_slots[k, Pt * d + yi * P + p] = phi_slots[k, Pt * d + yi * P + p] + 1.0
 
 
 # -- greedy single-region moves under a cost budget (the Potts bias's local search) ------------
@@ -233,7 +252,7 @@ cdef struct Move:
     int cat
     double k1
     double k2
-    int cell
+    Py_ssize_t cell          # i * R + r: Py_ssize_t, so n * R may exceed 2^31
     int version
     int label
     double dc
@@ -321,7 +340,7 @@ cdef inline int _nbrs(int r, int H, int W, int* out) noexcept nogil:
     return k
 
 
-cdef inline bint _best_move(const double* c, const int* zi, int r, int H, int W, int cell,
+cdef inline bint _best_move(const double* c, const int* zi, int r, int H, int W, Py_ssize_t cell,
                             int version, Py_ssize_t tabu_cell, int tabu_label, int mode,
                             Move* out) noexcept nogil:
     """The best move of region r of one image (labels zi, costs c (R, L)); False if none."""
@@ -383,13 +402,19 @@ def greedy_moves(const double[:, :, ::1] costs, int[:, ::1] z, double slack, int
     ``mode`` orders the moves that cost: 0 by cost per unit of energy saved, 1 cheapest first.
     """
     cdef Py_ssize_t n = z.shape[0], R = z.shape[1], L = costs.shape[2]
-    cdef Py_ssize_t i, q
-    cdef int r, k, a, cell
-    cdef int nb[4]
+    cdef Py_ssize_t i, q, cell
+    cdef int r, k, a
+    cdef int nb[5]           # 4 neighbours and the region itself
     cdef int* version = <int*>calloc(n * R, sizeof(int))
     cdef Heap h
     cdef Move m, top
     cdef int failed = 0
+    # checked here, before any unchecked indexing: the grid, the shapes and the labels
+    if costs.shape[0] != n or costs.shape[1] != R or H < 1 or W < 1 or <Py_ssize_t>H * W != R:
+        raise ValueError(f"greedy_moves: costs {tuple(costs.shape)[:3]} and z {(n, R)} must "
+                         f"agree, and the grid {H} x {W} must have R = {R} regions.")
+    if n * R and (np.min(z) < 0 or np.max(z) >= L):
+        raise ValueError(f"greedy_moves: labels must lie in [0, {L}).")
     h.cap = n * R + 16
     h.size = 0
     h.data = <Move*>malloc(h.cap * sizeof(Move))
@@ -400,7 +425,7 @@ def greedy_moves(const double[:, :, ::1] costs, int[:, ::1] z, double slack, int
     with nogil:
         for i in range(n):
             for r in range(R):
-                cell = <int>(i * R + r)
+                cell = i * R + r
                 if _best_move(&costs[i, r, 0], &z[i, 0], r, H, W, cell, 0, tabu_cell,
                               tabu_label, mode, &m):
                     if _push(&h, m) != 0:
@@ -417,7 +442,7 @@ def greedy_moves(const double[:, :, ::1] costs, int[:, ::1] z, double slack, int
             k = _nbrs(r, H, W, nb)
             nb[k] = r
             for a in range(k + 1):
-                cell = <int>(i * R + nb[a])
+                cell = i * R + nb[a]
                 if a < k:
                     version[cell] += 1
                 if _best_move(&costs[i, nb[a], 0], &z[i, 0], nb[a], H, W, cell,

@@ -111,6 +111,26 @@ def make_scenes(n_samples: int = 300, n_classes: int = 5, n_parts: int = 12,
     rng = check_random_state(random_state)
 
     prototypes = rng.normal(size=(n_parts, d))
+    y, Z, params = scene_layouts(rng, n_samples, n_classes, n_parts, (H, W), K, layout_jitter,
+                                 part_swap)
+    X = prototypes[Z] + noise * rng.normal(size=(n_samples, R, d))
+    X = X.astype(dt, copy=False)
+    if not return_params:
+        return X, y, Z
+    return X, y, Z, dict(params, prototypes=prototypes)
+
+
+def scene_layouts(rng: np.random.Generator, n_samples: int, n_classes: int, n_parts: int,
+                  grid: Tuple[int, int], regions_per_class: int, layout_jitter: float,
+                  part_swap: float) -> Tuple[np.ndarray, np.ndarray, Dict[str, np.ndarray]]:
+    """Classes and true part labels of scenes (steps 2-3 of the module docstring).
+
+    Returns y (n,), Z (n, H W) int32 and the parameters ``seeds`` (n_classes,
+    regions_per_class, 2), ``parts`` (n_classes, regions_per_class) and ``templates``
+    (n_classes, H, W).
+    """
+    H, W = grid
+    R, K = H * W, regions_per_class
     seeds = rng.uniform(0.0, 1.0, size=(n_classes, K, 2)) * np.array([H, W])
     parts = np.stack([rng.choice(n_parts, size=K, replace=False) for _ in range(n_classes)])
 
@@ -129,10 +149,6 @@ def make_scenes(n_samples: int = 300, n_classes: int = 5, n_parts: int = 12,
         return np.take_along_axis(p, d2.argmin(-1), axis=1)
 
     Z = layout(img_seeds, img_parts).astype(np.int32)
-    X = prototypes[Z] + noise * rng.normal(size=(n_samples, R, d))
-    X = X.astype(dt, copy=False)
-    if not return_params:
-        return X, y, Z
-    params = {"prototypes": prototypes, "seeds": seeds, "parts": parts,
+    params = {"seeds": seeds, "parts": parts,
               "templates": layout(seeds, parts).astype(np.int32).reshape(n_classes, H, W)}
-    return X, y, Z, params
+    return y, Z, params

@@ -115,10 +115,10 @@ def coherence(Z: np.ndarray, grid) -> float:
     return float(potts_energy(np.asarray(Z).reshape(-1, *grid)).mean())
 
 
-def oracle(D: SceneData, lam: float, cp_tol: float = 1e-4, cp_max_iter: int = 5000) -> dict:
+def oracle(D: SceneData, lam: float, solver_tol: float = 1e-4, solver_max_iter: int = 5000) -> dict:
     """Train with the true part labels held fixed; test accuracy and part agreement."""
-    est = LatentSSVM(D.model(), lam=lam, method="ccp", max_iter=1, cp_tol=cp_tol,
-                     cp_max_iter=cp_max_iter)
+    est = LatentSSVM(D.model(), lam=lam, method="ccp", max_iter=1, solver_tol=solver_tol,
+                     solver_max_iter=solver_max_iter)
     est.fit(D.X_train, D.y_train, latent_init=D.Z_train)
     y_hat, z_hat = est.predict(D.X_test, return_latent=True)
     return dict(accuracy=float(np.mean(y_hat == D.y_test)),
@@ -128,11 +128,11 @@ def oracle(D: SceneData, lam: float, cp_tol: float = 1e-4, cp_max_iter: int = 50
                 cp_iters=int(est.solve_info_[0].n_iter))
 
 
-def first_bound(D: SceneData, lam: float, z0: np.ndarray, cp_tol: float = 1e-4,
-                cp_max_iter: int = 5000) -> dict:
+def first_bound(D: SceneData, lam: float, z0: np.ndarray, solver_tol: float = 1e-4,
+                solver_max_iter: int = 5000) -> dict:
     """Minimise the first bound (the initial labels) only: common to every method."""
-    est = LatentSSVM(D.model(), lam=lam, method="ccp", max_iter=1, cp_tol=cp_tol,
-                     cp_max_iter=cp_max_iter)
+    est = LatentSSVM(D.model(), lam=lam, method="ccp", max_iter=1, solver_tol=solver_tol,
+                     solver_max_iter=solver_max_iter)
     t = time.perf_counter()
     est.fit(D.X_train, D.y_train, latent_init=z0)
     return dict(objective=float(est.objective_), norm=float(np.linalg.norm(est.coef_)),
@@ -168,12 +168,12 @@ class SceneResult:
 def run_method(D: SceneData, method: str, init: Union[str, float], z0: np.ndarray, *,
                lam: float = LAM, eta: float = 0.1, random_bounds: str = "walk",
                bias: str = "potts", tol: float = 1e-3, max_iter: int = 200,
-               cp_tol: float = 1e-4, cp_max_iter: int = 1000, seed: int = 0,
+               solver_tol: float = 1e-4, solver_max_iter: int = 1000, seed: int = 0,
                key: Optional[str] = None, keep: int = 6) -> SceneResult:
     """Train ``method`` from the labels ``z0``; evaluate on the test images."""
     est = LatentSSVM(D.model(), lam=lam, method=method, eta=eta, bias=bias,
-                     random_bounds=random_bounds, tol=tol, max_iter=max_iter, cp_tol=cp_tol,
-                     cp_max_iter=cp_max_iter, random_state=np.random.default_rng([seed, 2]))
+                     random_bounds=random_bounds, tol=tol, max_iter=max_iter, solver_tol=solver_tol,
+                     solver_max_iter=solver_max_iter, random_state=np.random.default_rng([seed, 2]))
     t = time.perf_counter()
     est.fit(D.X_train, D.y_train, latent_init=z0)
     seconds = time.perf_counter() - t
@@ -333,7 +333,7 @@ def jobs_for(methods: Sequence[str], inits: Sequence, n_seeds: int) -> List[tupl
 
 def compare(methods: Sequence[str], inits: Sequence, *, n_seeds: int = 5, eta: float = 0.1,
             lam: Optional[float] = None, noise: Optional[float] = None, max_iter: int = 200,
-            tol: float = 1e-3, cp_tol: float = 1e-4, cp_max_iter: int = 1000,
+            tol: float = 1e-3, solver_tol: float = 1e-4, solver_max_iter: int = 1000,
             n_train: int = 300, n_test: int = 300, data_seed: int = 0,
             grid: Optional[tuple] = None, jobs: int = 1, progress: bool = True) -> tuple:
     """Run every (method, init, seed); returns (data, results, generator parameters, lam)."""
@@ -347,8 +347,8 @@ def compare(methods: Sequence[str], inits: Sequence, *, n_seeds: int = 5, eta: f
     if grid is not None:
         gen["grid"] = tuple(grid)
     D = _data(gen)
-    kw = dict(lam=lam, eta=eta, tol=tol, max_iter=max_iter, cp_tol=cp_tol,
-              cp_max_iter=cp_max_iter)
+    kw = dict(lam=lam, eta=eta, tol=tol, max_iter=max_iter, solver_tol=solver_tol,
+              solver_max_iter=solver_max_iter)
     todo = [(m, i, s, gen, kw) for (m, i, s) in jobs_for(methods, inits, n_seeds)]
     def describe(r):
         return (f"{r.init:>12} {LABELS[r.method]:<32} seed {r.seed}: F = {r.objective:.4f}, "

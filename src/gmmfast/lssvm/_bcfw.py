@@ -22,7 +22,7 @@ from typing import Any, Optional, Tuple
 
 import numpy as np
 
-from ._cutting_plane import SolveInfo
+from ._cutting_plane import SolveInfo, check_solver_args
 from ._models import Augmented
 
 __all__ = ["BCFW"]
@@ -42,6 +42,7 @@ class BCFW:
 
     def __init__(self, model: Any, data: Any, y: np.ndarray, idx: np.ndarray, lam: float, *,
                  tol: float, max_iter: int, table: bool = False, seed: int = 0):
+        idx = check_solver_args(model, data, y, idx, lam, tol, max_iter)
         self.model, self.data, self.y, self.idx = model, data, y, idx
         self.lam = float(lam)
         self.tol = float(tol)

@@ -247,8 +247,8 @@ class MultifoldBias:
         perm = rng.permutation(n)
         self.folds = np.empty(n, dtype=np.int64)
         self.folds[perm] = np.arange(n) % K
-        tol = family.cp_tol if self.tol is None else self.tol
-        it = family.cp_max_iter if self.max_iter is None else self.max_iter
+        tol = family.solver_tol if self.tol is None else self.tol
+        it = family.solver_max_iter if self.max_iter is None else self.max_iter
         self._solvers = [family.make_solver(np.flatnonzero(self.folds != k).astype(np.int64),
                                             tol=tol, max_iter=it, table=False,
                                             seed=int(rng.integers(2**63)))
@@ -288,7 +288,7 @@ class LSSVMBounds:
     lam : float > 0
     z_init : int32 (n,) + latent_shape
         Latent initialisation: the first bound.
-    cp_tol, cp_max_iter : bound solver's duality-gap tolerance (absolute) and iteration cap
+    solver_tol, solver_max_iter : bound solver's duality-gap tolerance (absolute) and iteration cap
     solver : "cutting-plane", "bcfw" or "dcd"
     random_bounds : "walk" or "subset"
     walk_steps : int
@@ -308,7 +308,7 @@ class LSSVMBounds:
     """
 
     def __init__(self, model: Any, data: Any, y: np.ndarray, lam: float, z_init: np.ndarray, *,
-                 cp_tol: float, cp_max_iter: int, random_bounds: str = "walk",
+                 solver_tol: float, solver_max_iter: int, random_bounds: str = "walk",
                  walk_steps: int = 0, bias: Any = None, solver: str = "cutting-plane",
                  seed: int = 0):
         self.model, self.data, self.y = model, data, y
@@ -326,13 +326,13 @@ class LSSVMBounds:
         self.n_latent = np.ascontiguousarray(n_latent.reshape(-1), dtype=np.int32)
         self.width = int(self.n_latent.max())
         self.z_init = z_init
-        self.cp_tol, self.cp_max_iter = cp_tol, cp_max_iter
+        self.solver_tol, self.solver_max_iter = solver_tol, solver_max_iter
         self.random_bounds = random_bounds
         self.walk_steps = walk_steps
         self.bias = bias
         self.idx = np.arange(self.n, dtype=np.int64)
         self.solver_kind = solver
-        self.solver = self.make_solver(self.idx, tol=cp_tol, max_iter=cp_max_iter, table=True,
+        self.solver = self.make_solver(self.idx, tol=solver_tol, max_iter=solver_max_iter, table=True,
                                        seed=seed)
         self.w0 = np.zeros(self.D)
         self.z_prev: Optional[np.ndarray] = None    # the bound of the last iteration

@@ -26,45 +26,103 @@ never worse (by the solver's own evaluation) than the warm start.
 from __future__ import annotations
 
 from dataclasses import dataclass
+import numbers
 from typing import Any, Optional, Tuple
 
 import numpy as np
 
 from .._kernels import _lssvm as K
+from .._validation import check_array, check_int
 from ._models import Augmented
 
 __all__ = ["CuttingPlane", "SolveInfo", "solve_simplex_qp"]
 
 
-def _active_set(Q: np.ndarray, b: np.ndarray, alpha: np.ndarray, tol: float,
-                max_iter: int) -> None:
-    """Primal active-set steps for max b.a - a'Qa/2 on the simplex, from ``alpha`` (in place).
+def _lu_solve(M: np.ndarray, rhs: np.ndarray) -> Optional[np.ndarray]:
+    """M x = rhs by LU when M is safely non-singular (small backward error), else None."""
+    try:
+        x = np.linalg.solve(M, rhs)
+    except np.linalg.LinAlgError:
+        return None
+    if not np.all(np.isfinite(x)):
+        return None
+    scale = float(np.abs(M).max()) * float(np.abs(x).max()) + float(np.abs(rhs).max())
+    if float(np.abs(M @ x - rhs).max()) > 1e-10 * scale:
+        return None
+    cond_bound = float(np.abs(x).max())
+    if cond_bound > 1e8:       # huge coordinates on a simplex: a near-singular system
+        return None
+    return x
 
-    On the support S the KKT system is Q_SS x + mu 1 = b_S, 1'x = 1; if x >= 0
-    the most violating outside coordinate (largest b - Qa above mu) enters,
-    else the step towards x stops where a coordinate reaches 0, which leaves.
-    Ill-conditioned systems end the loop early: SMO finishes the job.
+
+def _active_set(G: np.ndarray, b: np.ndarray, lam: float, alpha: np.ndarray, tol: float,
+                max_iter: int) -> None:
+    """Primal active-set steps for max b.a - a'Ga/(2 lam) on the simplex, from ``alpha`` (in place).
+
+    On the support S the KKT system, scaled by lam so that its conditioning does
+    not depend on lam, is G_SS x + nu 1 = lam b_S, 1'x = 1 (nu = lam mu), solved
+    by least squares. Three cases:
+
+    - it has no solution: G_SS is singular (more planes than dimensions, or
+      repeated planes) and the least-squares residual d satisfies G_SS d = 0,
+      1'd = 0, b_S.d > 0, a direction in which the objective grows linearly;
+      alpha moves along it until a coordinate reaches 0, which leaves;
+    - x >= 0: the maximum on the face; the most violating outside coordinate
+      (largest b - Ga/lam above mu) enters, or the loop ends;
+    - else the step towards x stops where a coordinate reaches 0, which leaves.
+
+    Non-finite solutions end the loop early: SMO finishes the job.
     """
     S = list(np.flatnonzero(alpha > 0))
+    scale = max(float(np.max(np.abs(np.diag(G)))), 1e-300)
     for _ in range(max_iter):
         k = len(S)
+        GS = G[np.ix_(S, S)]
         M = np.empty((k + 1, k + 1))
-        M[:k, :k] = Q[np.ix_(S, S)]
+        M[:k, :k] = GS
         M[:k, k] = 1.0
         M[k, :k] = 1.0
         M[k, k] = 0.0
-        rhs = np.append(b[S], 1.0)
-        try:
-            sol = np.linalg.solve(M, rhs)
-        except np.linalg.LinAlgError:
-            return
-        if not np.all(np.isfinite(sol)):
-            return
-        x, mu = sol[:k], sol[k]
+        rhs = np.append(lam * b[S], 1.0)
+        cur = alpha[S]
+        sol = _lu_solve(M, rhs)
+        if sol is None:            # singular or ill-conditioned: the SVD tells which
+            try:
+                U, sv, Vt = np.linalg.svd(M)
+            except np.linalg.LinAlgError:
+                return
+            keep = sv > sv[0] * (k + 1) * np.finfo(float).eps
+            sol = Vt[keep].T @ ((U[:, keep].T @ rhs) / sv[keep])
+            if not np.all(np.isfinite(sol)):
+                return
+        else:
+            keep = np.ones(1, dtype=bool)
+        if not keep.all():
+            # null vectors v of M: G_SS v_x = 0 and 1'v_x = 0 (then v's last entry is 0);
+            # the one most aligned with b_S is a direction of linear ascent unless b_S is
+            # orthogonal to them all (then the system has solutions and sol is one)
+            N = Vt[~keep, :k]
+            bn = N @ b[S]
+            r = int(np.argmax(np.abs(bn)))
+            d = N[r] * np.sign(bn[r])
+            d -= d.mean()
+            nd = float(np.linalg.norm(d))
+            if (nd > 0.5 and float(b[S] @ d) > 1e-10 * float(np.abs(b[S]).sum())
+                    and float(np.linalg.norm(GS @ d)) <= 1e-9 * scale * nd):
+                neg = d < 0
+                t = float((cur[neg] / -d[neg]).min())
+                new = np.maximum(cur + t * d, 0.0)
+                new[new < 1e-15] = 0.0
+                if not new.sum() > 0:
+                    return
+                alpha[S] = new / new.sum()
+                S = [s_ for s_ in S if alpha[s_] > 0]
+                continue
+        x, mu = sol[:k], sol[k] / lam
         if np.all(x >= 0):
             alpha[:] = 0.0
             alpha[S] = x
-            g = b - Q @ alpha
+            g = b - G @ alpha / lam
             g[S] = -np.inf
             j = int(np.argmax(g))
             if g[j] - mu <= tol:
@@ -72,7 +130,6 @@ def _active_set(Q: np.ndarray, b: np.ndarray, alpha: np.ndarray, tol: float,
             S.append(j)
             S.sort()
         else:
-            cur = alpha[S]
             neg = x < cur
             ratios = cur[neg] / (cur[neg] - x[neg])
             t = float(min(1.0, ratios.min()))
@@ -85,31 +142,93 @@ def _active_set(Q: np.ndarray, b: np.ndarray, alpha: np.ndarray, tol: float,
                 return
 
 
-def solve_simplex_qp(G: np.ndarray, b: np.ndarray, lam: float, alpha: Optional[np.ndarray] = None,
+def solve_simplex_qp(G: Any, b: Any, lam: float, alpha: Optional[Any] = None,
                      tol: float = 1e-10, max_iter: int = 10_000_000) -> Tuple[np.ndarray, float]:
     """Maximise b.a - a'Ga / (2 lam) over the simplex; returns (alpha, dual value).
 
-    ``G`` must be a positive semi-definite Gram matrix. Active-set steps
-    (exact on the support) then SMO (:func:`gmmfast._kernels._lssvm.simplex_qp`)
-    until max_k g_k - min_{a_k > 0} g_k <= tol with g = b - G a / lam, which
-    bounds the distance to the maximum by tol.
+    Active-set steps (exact on the support, robust to a singular ``G``) then SMO
+    (:func:`gmmfast._kernels._lssvm.simplex_qp`) until the Frank-Wolfe gap
+    max_k g_k - alpha.g <= tol, g = b - G alpha / lam, which bounds the distance
+    to the maximum by tol.
+
+    Parameters
+    ----------
+    G : array (K, K)
+        A symmetric positive semi-definite Gram matrix (finite).
+    b : array (K,)
+    lam : float > 0
+    alpha : array (K,), optional
+        Start: a point of the simplex (default: uniform). Not modified.
+    tol : float >= 0
+        Absolute, in units of the objective.
+    max_iter : int >= 1
+        SMO steps (after the active-set steps).
     """
-    G = np.ascontiguousarray(G, dtype=np.float64)
-    b = np.ascontiguousarray(b, dtype=np.float64)
+    b = check_array(b, "b", dtype=np.float64, ndim=1)
     K_ = b.shape[0]
+    G = check_array(G, "G", dtype=np.float64, ndim=2)
     if G.shape != (K_, K_):
-        raise ValueError(f"G must have shape ({K_}, {K_}), got {G.shape}.")
+        raise ValueError(f"G must have shape ({K_}, {K_}) (one row and column per entry of b), "
+                         f"got {G.shape}.")
+    scale = max(float(np.abs(G).max()), 1e-300)
+    if not np.allclose(G, G.T, rtol=0.0, atol=1e-12 * scale) or (np.diag(G) < 0).any():
+        raise ValueError("G must be a symmetric positive semi-definite Gram matrix; it is not "
+                         "symmetric or has a negative diagonal entry.")
+    if isinstance(lam, bool) or not isinstance(lam, numbers.Real) or not 0 < lam < np.inf:
+        raise ValueError(f"lam must be a finite real number > 0, got {lam!r}.")
+    if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not 0 <= tol < np.inf:
+        raise ValueError(f"tol must be a finite real number >= 0, got {tol!r}.")
+    max_iter = check_int(max_iter, "max_iter", 1)
     if alpha is None:
         alpha = np.full(K_, 1.0 / K_)
-    alpha = np.array(alpha, dtype=np.float64)
-    _qp(G, b, float(lam), alpha, float(tol), int(max_iter))
+    else:
+        alpha = np.array(check_array(alpha, "alpha", dtype=np.float64, ndim=1))
+        if alpha.shape != (K_,) or (alpha < 0).any() or abs(alpha.sum() - 1.0) > 1e-9:
+            raise ValueError(f"alpha must be a point of the simplex: {K_} non-negative numbers "
+                             f"summing to 1, got shape {alpha.shape} and sum "
+                             f"{alpha.sum() if alpha.size else 0.0!r}.")
+        alpha /= alpha.sum()
+    _qp(G, b, float(lam), alpha, float(tol), max_iter)
     return alpha, float(alpha @ b - alpha @ G @ alpha / (2 * lam))
 
 
+#: SMO steps per kernel call: between calls Python can raise KeyboardInterrupt (Ctrl-C).
+QP_CHUNK = 1 << 16
+
+
 def _qp(G: np.ndarray, b: np.ndarray, lam: float, alpha: np.ndarray, tol: float,
-        max_iter: int) -> None:
-    _active_set(G / lam, b, alpha, tol, max_iter=2 * b.shape[0] + 10)
-    K.simplex_qp(G, b, lam, alpha, tol, max_iter)
+        max_iter: int) -> float:
+    """Active-set steps, then SMO in chunks of QP_CHUNK steps; returns the Frank-Wolfe gap."""
+    _active_set(G, b, lam, alpha, tol, max_iter=2 * b.shape[0] + 10)
+    done, fw = 0, np.inf
+    while done < max_iter:
+        chunk = min(QP_CHUNK, max_iter - done)
+        steps, fw = K.simplex_qp(G, b, lam, alpha, tol, chunk)
+        done += steps
+        if steps < chunk:            # converged, or no step can make progress
+            break
+    return float(fw)
+
+
+def check_solver_args(model: Any, data: Any, y: Any, idx: Any, lam: float, tol: float,
+                      max_iter: int) -> np.ndarray:
+    """Validate a bound solver's arguments; returns idx as int64 (the model checks y and idx
+    against the data at every pass)."""
+    if isinstance(lam, bool) or not isinstance(lam, numbers.Real) or not 0 < lam < np.inf:
+        raise ValueError(f"lam must be a finite real number > 0, got {lam!r}.")
+    if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not 0 < tol < np.inf:
+        raise ValueError(f"tol must be a finite real number > 0, got {tol!r}.")
+    check_int(max_iter, "max_iter", 1)
+    n = int(model.n_samples(data))
+    idx = np.asarray(idx)
+    if idx.ndim != 1 or idx.dtype.kind not in "iu" or idx.size == 0:
+        raise ValueError(f"idx must be a non-empty 1-D array of example indices, got dtype "
+                         f"{idx.dtype} and shape {idx.shape}.")
+    if (idx < 0).any() or (idx >= n).any():
+        raise ValueError(f"idx must lie in [0, {n}).")
+    if np.shape(y) != (n,):
+        raise ValueError(f"y must have shape ({n},), got {np.shape(y)}.")
+    return np.ascontiguousarray(idx, dtype=np.int64)
 
 
 @dataclass
@@ -149,6 +268,7 @@ class CuttingPlane:
     def __init__(self, model: Any, data: Any, y: np.ndarray, idx: np.ndarray, lam: float, *,
                  tol: float, max_iter: int, table: bool = False, max_planes: int = 500,
                  inactive_limit: int = 50):
+        idx = check_solver_args(model, data, y, idx, lam, tol, max_iter)
         self.model, self.data, self.y, self.idx = model, data, y, idx
         self.lam = float(lam)
         self.tol = float(tol)

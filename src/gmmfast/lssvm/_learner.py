@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 import numbers
-from typing import Any, Callable, Union
+import warnings
+from typing import Any, Callable, Optional, Union
 
 import numpy as np
 
-from .._base import BaseEstimator
+from .._base import BaseEstimator, _same
 from .._validation import blas_single_threaded, check_int, check_random_state, check_walk_steps
 from ..core import check_eta, check_max_iter, check_tol, generalized_mm
 from ._bounds import LSSVMBounds, MultifoldBias
@@ -22,6 +23,20 @@ NAMED_INITS = ("center", "top-left", "random")
 #: iteration when walk_steps="auto".
 AUTO_STEPS_PER_EXAMPLE = 10
 BIASES = ("multifold", "potts")
+
+
+class LatentInitWarning(UserWarning):
+    """The initial latent values carry no signal: their bound is minimised at w = 0.
+
+    Then F(w_1) = F(0), the gap d_1 = b_1(w_1) - F(w_1) is 0 and Algorithm 1
+    stops at t = 1 with the null model, whatever the bound selection. This
+    happens when, for every class, the features of that class's fixed latent
+    values can be balanced by a mixture of the other classes' candidates (0 is
+    in the subdifferential of the first bound at 0), as for random latent
+    values on data whose candidates carry no class signal, and always for
+    random part labels in a model whose class-dependence is only through the
+    parts (RegionPartModel). Catch it with ``warnings.catch_warnings``.
+    """
 
 
 def named_latent_init(model: LatentModel, data: Any, init: str,
@@ -102,13 +117,18 @@ class LatentSSVM(BaseEstimator):
         Crammer-Singer method extended to latent labellings; needs a model with
         ``dcd_epoch``, i.e. LatentMulticlassModel); all warm-started across
         iterations, all stopped by a certified duality gap.
-    cp_tol : float > 0, default=1e-4
-        Duality-gap tolerance of each bound minimisation, relative to F(w_0).
-    cp_max_iter : int, default=500
+    solver_tol : float > 0, default=1e-4
+        Duality-gap tolerance of each bound minimisation (whichever ``solver``),
+        relative to F(w_0).
+    solver_max_iter : int, default=500
         Cutting planes (or BCFW / DCD epochs) per bound minimisation.
     random_state : None, int or numpy Generator
     verbose : int, default=0
         Show a progress bar.
+    cp_tol, cp_max_iter : deprecated
+        The old names of ``solver_tol`` and ``solver_max_iter`` (they govern every
+        solver, not only the cutting plane); still accepted with a
+        DeprecationWarning, to be removed in gmmfast 0.3.
 
     Attributes
     ----------
@@ -139,8 +159,9 @@ class LatentSSVM(BaseEstimator):
                  eta: float = 0.1, bias: Union[str, Callable] = "multifold", n_folds: int = 10,
                  random_bounds: str = "walk", walk_steps: Union[int, str] = "auto",
                  tol: float = 1e-3, max_iter: int = 100, solver: str = "cutting-plane",
-                 cp_tol: float = 1e-4, cp_max_iter: int = 500, random_state: Any = None,
-                 verbose: int = 0):
+                 solver_tol: float = 1e-4, solver_max_iter: int = 500,
+                 random_state: Any = None, verbose: int = 0, cp_tol: Optional[float] = None,
+                 cp_max_iter: Optional[int] = None):
         self.model = model
         self.lam = lam
         self.method = method
@@ -152,6 +173,8 @@ class LatentSSVM(BaseEstimator):
         self.tol = tol
         self.max_iter = max_iter
         self.solver = solver
+        self.solver_tol = solver_tol
+        self.solver_max_iter = solver_max_iter
         self.cp_tol = cp_tol
         self.cp_max_iter = cp_max_iter
         self.random_state = random_state
@@ -180,15 +203,53 @@ class LatentSSVM(BaseEstimator):
             raise ValueError(f"bias must be one of {BIASES}, a MultifoldBias, a PottsBias or a "
                              f"callable bias(family, w_prev, z_prev) -> gain table, got {bias!r}.")
         walk_steps = check_walk_steps(self.walk_steps, AUTO_STEPS_PER_EXAMPLE * n * n_vars)
-        cp_tol = self.cp_tol
-        if isinstance(cp_tol, bool) or not isinstance(cp_tol, numbers.Real) or not cp_tol > 0:
-            raise ValueError(f"cp_tol must be a real number > 0, got {cp_tol!r}.")
+        solver_tol = self._renamed("cp_tol", "solver_tol", 1e-4)
+        solver_max_iter = self._renamed("cp_max_iter", "solver_max_iter", 500)
+        if isinstance(solver_tol, bool) or not isinstance(solver_tol, numbers.Real) or not (
+                0 < solver_tol < np.inf):
+            raise ValueError(f"solver_tol must be a finite real number > 0, got {solver_tol!r}.")
         return dict(lam=float(lam), eta=check_eta(self.eta), tol=check_tol(self.tol),
                     max_iter=check_max_iter(self.max_iter), walk_steps=walk_steps,
                     n_folds=check_int(self.n_folds, "n_folds", 2),
-                    cp_tol=float(cp_tol), cp_max_iter=check_int(self.cp_max_iter,
-                                                                "cp_max_iter", 1),
+                    solver_tol=float(solver_tol),
+                    solver_max_iter=check_int(solver_max_iter, "solver_max_iter", 1),
                     verbose=check_int(self.verbose, "verbose", 0))
+
+    @staticmethod
+    def _check_lam_floor(model: LatentModel, data: Any, lam: float, solver_tol: float,
+                         f0: float) -> None:
+        """Reject a lam below which no bound can be minimised to the solver tolerance.
+
+        Every solver works with the dual gradient g_k = b_k - a_k.(A'alpha) / lam
+        (a_k = plane or labelling features, ||a_k|| <= 2R where R bounds ||phi||),
+        which double precision gives only to eps ||a_k||^2 / lam = 4 eps R^2 / lam;
+        a duality gap of solver_tol F(0) cannot be certified below that:
+        lam >= 4 eps R^2 / (solver_tol F(0)).
+        """
+        R = model.feature_norm_bound(data)
+        if R is None or not R > 0:
+            return
+        floor = 4.0 * np.finfo(np.float64).eps * R * R / (solver_tol * f0)
+        if not lam >= floor:
+            raise ValueError(
+                f"lam={lam!r} is too small for this data: below 4 eps R^2 / (solver_tol F(0)) "
+                f"= {floor:.3g} (eps = machine epsilon, R = max ||phi|| = {R:.3g}) the rounding "
+                "error of the solvers' dual gradients exceeds the tolerance solver_tol * F(0), "
+                f"so no bound can be minimised to it. Use lam >= {floor:.3g} (or a larger "
+                "solver_tol, or rescale the features).")
+
+    def _renamed(self, old: str, new: str, default: Any) -> Any:
+        """The value of parameter ``new``, or of its deprecated name ``old`` (with a warning)."""
+        value = getattr(self, old)
+        if value is None:
+            return getattr(self, new)
+        warnings.warn(f"{old} is deprecated (it governs every bound solver, not only the cutting "
+                      f"plane) and will be removed in gmmfast 0.3; use {new}.",
+                      DeprecationWarning, stacklevel=4)
+        if not _same(getattr(self, new), default):
+            raise ValueError(f"give either {new} or its deprecated name {old}, not both "
+                             f"({new}={getattr(self, new)!r}, {old}={value!r}).")
+        return value
 
     def _check_y(self, y: Any, n: int) -> np.ndarray:
         arr = np.asarray(y)
@@ -260,9 +321,15 @@ class LatentSSVM(BaseEstimator):
         if not f0 > 0:
             raise ValueError("F(0) = mean_i max_y Delta(y_i, y) is 0: the loss never "
                              "penalises any label, there is nothing to learn.")
+        self._check_lam_floor(model, data, p["lam"], p["solver_tol"], f0)
+        # the input is valid: from here an interruption (Ctrl-C) or a failure leaves the
+        # estimator unfitted, never half-updated (every attribute is set at the end)
+        self._fitted = False
         with blas_single_threaded():
-            family = LSSVMBounds(model, data, y, p["lam"], z0, cp_tol=p["cp_tol"] * f0,
-                                 cp_max_iter=p["cp_max_iter"], random_bounds=self.random_bounds,
+            family = LSSVMBounds(model, data, y, p["lam"], z0,
+                                 solver_tol=p["solver_tol"] * f0,
+                                 solver_max_iter=p["solver_max_iter"],
+                                 random_bounds=self.random_bounds,
                                  walk_steps=p["walk_steps"], solver=self.solver,
                                  seed=int(rng.integers(2**63)))
             if family.bound_value(z0, family.w0) != family.objective(family.w0):
@@ -285,6 +352,16 @@ class LatentSSVM(BaseEstimator):
                     bias.setup(family, rng)
                 selection = bias
             res = self._run(family, p, eta, selection, rng)
+        if res.n_iter == 1 and res.converged and \
+                res.history.objective[0] > f0 - p["solver_tol"] * f0:
+            warnings.warn(
+                f"the first bound (the initial latent values) is minimised at w = 0 (to the "
+                f"solver tolerance): F(w_1) = {res.history.objective[0]:.6g} against F(0) = "
+                f"{f0:.6g}, the gap d_1 is 0 and training stopped at t = 1 with a null model. "
+                "The initial latent values carry no signal this model can use (typical of "
+                "random latent values); start from informative ones (e.g. 'center', coherent "
+                "labels) or check that the data carry class information.",
+                LatentInitWarning, stacklevel=2)
         self.coef_ = res.w
         self.latent_ = family.z_prev if family.z_prev is not None else z0
         self.latent_init_ = z0
@@ -347,5 +424,5 @@ class LatentSSVM(BaseEstimator):
         y = self._check_y(y, self.model.n_samples(data))
         zshape = (self.model.n_samples(data),) + tuple(self.model.latent_shape(data))
         fam = LSSVMBounds(self.model, data, y, float(self.lam), np.zeros(zshape, dtype=np.int32),
-                          cp_tol=1.0, cp_max_iter=1)
+                          solver_tol=1.0, solver_max_iter=1)
         return fam.objective(np.asarray(self.coef_, dtype=np.float64))

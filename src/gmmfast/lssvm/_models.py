@@ -150,6 +150,11 @@ class LatentModel:
     def joint_feature(self, x: Any, y: int, z: int) -> np.ndarray:
         raise NotImplementedError
 
+    def feature_norm_bound(self, data: Any) -> Optional[float]:
+        """An upper bound on ||phi(x_i, y, z)|| over the examples, labels and latent values
+        (None when unknown; the learner then skips its check of ``lam``)."""
+        return None
+
     def loss(self, y_true: int, y: int) -> float:
         """Delta(y_true, y); 0-1 by default."""
         return 0.0 if int(y_true) == int(y) else 1.0
@@ -248,6 +253,57 @@ class LatentModel:
         return gaps
 
 
+# -- validation of the batch methods' arguments (they reach boundscheck=False kernels) --------
+def check_indices(a: Any, name: str, shape: Optional[Tuple[int, ...]], high: Any, *,
+                  dtype: Any = np.int32) -> np.ndarray:
+    """``a`` as a C-contiguous ``dtype`` array of ``shape`` (None: any 1-D) with
+    0 <= a < high (high may be an array broadcast against a); a ValueError naming ``name``
+    otherwise."""
+    arr = np.asarray(a)
+    if arr.dtype.kind not in "iu":
+        raise ValueError(f"{name} must be an array of integers, got dtype {arr.dtype}.")
+    if shape is None:
+        if arr.ndim != 1:
+            raise ValueError(f"{name} must be a 1-D array, got shape {arr.shape}.")
+    elif arr.shape != tuple(shape):
+        raise ValueError(f"{name} must have shape {tuple(shape)}, got {arr.shape}.")
+    if arr.size and ((arr < 0).any() or (arr >= high).any()):
+        bad = np.argwhere((arr < 0) | (arr >= high))[0]
+        at = tuple(int(i) for i in bad)
+        lim = np.broadcast_to(np.asarray(high), arr.shape)[at]
+        raise ValueError(f"{name}{list(at)} = {arr[at]} is out of range [0, {lim}).")
+    return np.ascontiguousarray(arr, dtype=dtype)
+
+
+def check_inplace(a: Any, name: str, shape: Tuple[int, ...]) -> np.ndarray:
+    """An array updated in place: must already be C-contiguous float64 of ``shape``."""
+    if not (isinstance(a, np.ndarray) and a.dtype == np.float64 and a.flags.c_contiguous
+            and a.shape == tuple(shape)):
+        got = (f"{a.dtype} array of shape {a.shape}" if isinstance(a, np.ndarray)
+               else type(a).__name__)
+        raise ValueError(f"{name} must be a C-contiguous float64 array of shape {tuple(shape)} "
+                         f"(it is updated in place), got {got}.")
+    return a
+
+
+def check_weights(w: Any, size: int) -> np.ndarray:
+    """w as a float64 vector of ``size`` entries."""
+    arr = np.asarray(w)
+    if arr.dtype.kind not in "fiu" or arr.shape != (size,):
+        raise ValueError(f"w must be a vector of {size} real numbers (size_joint_feature), got "
+                         f"dtype {arr.dtype} and shape {arr.shape}.")
+    return np.ascontiguousarray(arr, dtype=np.float64)
+
+
+def check_data_array(X: Any, kind: str) -> None:
+    """The X of a model's data object: a 3-D C-contiguous float32/float64 array."""
+    if not (isinstance(X, np.ndarray) and X.dtype in (np.float32, np.float64) and X.ndim == 3
+            and X.flags.c_contiguous and X.shape[0] >= 1 and X.shape[1] >= 1
+            and X.shape[2] >= 1):
+        raise ValueError(f"{kind}.X must be a non-empty C-contiguous float32/float64 array of "
+                         "3 dimensions; build it with the model's prepare(X).")
+
+
 def check_loss_matrix(loss: Optional[Any], n_classes: int) -> np.ndarray:
     """Delta(y_true, y) as a (C, C) array: 0-1 when None; else finite, >= 0, zero diagonal."""
     C = n_classes
@@ -310,6 +366,9 @@ class LatentMulticlassModel(LatentModel):
     def prepare(self, X: Any) -> Candidates:
         """Validate X: an (n, L, d) array or a list of (L_i, d) arrays (padded to max L_i)."""
         if isinstance(X, Candidates):
+            self._data(X)
+            if not np.isfinite(X.X).all():
+                raise ValueError("X contains NaN or infinity; all values must be finite.")
             return X
         if isinstance(X, np.ndarray) and X.dtype != object:
             if X.ndim != 3:
@@ -347,6 +406,36 @@ class LatentMulticlassModel(LatentModel):
     def n_samples(self, data: Candidates) -> int:
         return int(data.X.shape[0])
 
+    def _data(self, data: Any) -> Candidates:
+        """Check the structure of prepared data (what the kernels index by)."""
+        if not isinstance(data, Candidates):
+            raise ValueError(f"data must be the Candidates returned by prepare(X), got "
+                             f"{type(data).__name__}.")
+        check_data_array(data.X, "Candidates")
+        n, L = data.X.shape[:2]
+        opts = data.n_options
+        if not (isinstance(opts, np.ndarray) and opts.dtype == np.int32 and opts.shape == (n,)
+                and opts.flags.c_contiguous):
+            raise ValueError(f"Candidates.n_options must be a C-contiguous int32 array of "
+                             f"shape ({n},).")
+        if (opts < 1).any() or (opts > L).any():
+            raise ValueError(f"Candidates.n_options must lie in [1, {L}] (candidates per "
+                             "example).")
+        if self.positions is not None and L > self.positions.shape[0]:
+            raise ValueError(f"X has {L} candidates per example but positions has "
+                             f"{self.positions.shape[0]} rows.")
+        return data
+
+    def _batch(self, data: Any, y: Any, idx: Any) -> Tuple[Candidates, np.ndarray, np.ndarray]:
+        data = self._data(data)
+        n = data.X.shape[0]
+        y = check_indices(y, "y", (n,), self.n_classes)
+        idx = check_indices(idx, "idx", None, n, dtype=np.int64)
+        return data, y, idx
+
+    def _latents(self, data: Candidates, z: Any, idx: np.ndarray) -> np.ndarray:
+        return check_indices(z, "z", (idx.shape[0],), data.n_options[idx])
+
     def example(self, data: Candidates, i: int) -> np.ndarray:
         return data.X[i, : data.n_options[i]]
 
@@ -366,6 +455,12 @@ class LatentMulticlassModel(LatentModel):
             raise ValueError(f"X has {d} features per candidate, but the model was trained "
                              f"with {size // self.n_classes}.")
 
+    def feature_norm_bound(self, data: Candidates) -> float:
+        """max_i,z ||x_i[z]|| (phi puts one candidate in one block)."""
+        X = data.X
+        return float(np.sqrt(max(float(np.einsum("ijk,ijk->ij", X, X, dtype=np.float64).max()),
+                                 0.0)))
+
     def joint_feature(self, x: np.ndarray, y: int, z: int) -> np.ndarray:
         d = x.shape[1]
         out = np.zeros(self.n_classes * d)
@@ -379,11 +474,13 @@ class LatentMulticlassModel(LatentModel):
         return self._loss
 
     def _W(self, data: Candidates, w: np.ndarray) -> np.ndarray:
-        return np.ascontiguousarray(w, dtype=np.float64).reshape(self.n_classes, data.X.shape[2])
+        return check_weights(w, self.n_classes * data.X.shape[2]).reshape(self.n_classes,
+                                                                          data.X.shape[2])
 
     def loss_augmented(self, data: Candidates, y: np.ndarray, w: np.ndarray, idx: np.ndarray, *,
                        table: bool = False, phi: bool = False, augment: bool = True
                        ) -> Augmented:
+        data, y, idx = self._batch(data, y, idx)
         X = data.X
         m, (L, d), C = idx.shape[0], X.shape[1:], self.n_classes
         WT = np.ascontiguousarray(self._W(data, w).T)
@@ -406,6 +503,7 @@ class LatentMulticlassModel(LatentModel):
 
     def latent_table(self, data: Candidates, y: np.ndarray, w: np.ndarray,
                      idx: np.ndarray) -> np.ndarray:
+        data, y, idx = self._batch(data, y, idx)
         tab = np.empty((idx.shape[0], data.X.shape[1]))
         K.latent_table(data.X, data.n_options, y, idx, self._W(data, w), tab,
                        _threads(tab.size * data.X.shape[2]))
@@ -413,16 +511,22 @@ class LatentMulticlassModel(LatentModel):
 
     def joint_features(self, data: Candidates, y: np.ndarray, z: np.ndarray,
                        idx: np.ndarray) -> np.ndarray:
+        data, y, idx = self._batch(data, y, idx)
+        z = self._latents(data, z, idx)
         m, d = idx.shape[0], data.X.shape[2]
         out = np.zeros((m, self.n_classes, d))
-        out[np.arange(m), y[idx]] = data.X[idx, np.asarray(z)]
+        out[np.arange(m), y[idx]] = data.X[idx, z]
         return out.reshape(m, -1)
 
     def bcfw_epoch(self, data: Candidates, y: np.ndarray, idx: np.ndarray, order: np.ndarray,
                    w: np.ndarray, P: np.ndarray, ell: np.ndarray, lam: float) -> float:
+        data, y, idx = self._batch(data, y, idx)
         X = data.X
-        C, d = self.n_classes, X.shape[2]
-        W = w.reshape(C, d)
+        C, d, m = self.n_classes, X.shape[2], idx.shape[0]
+        order = check_indices(order, "order", None, m, dtype=np.int64)
+        W = check_inplace(w, "w", (C * d,)).reshape(C, d)
+        P = check_inplace(P, "P", (m, C * d))
+        ell = check_inplace(ell, "ell", (m,))
         return K.bcfw_epoch(X, data.n_options, y, idx, order, self._loss, W,
                             P.reshape(P.shape[0], C, d), ell, float(lam),
                             X.shape[1] * C >= GEMM_MIN_SCORES)
@@ -435,8 +539,15 @@ class LatentMulticlassModel(LatentModel):
         ``w`` moves as the pass goes; ``block_gap[r]`` receives each visited example's
         block duality gap; returns their sum.
         """
+        data, y, idx = self._batch(data, y, idx)
         X = data.X
-        return K.dcd_epoch(X, data.n_options, y, idx, np.ascontiguousarray(z, dtype=np.int32),
+        m = idx.shape[0]
+        z = self._latents(data, z, idx)
+        order = check_indices(order, "order", None, m, dtype=np.int64)
+        w = check_inplace(w, "w", (self.n_classes * X.shape[2],))
+        block_gap = check_inplace(block_gap, "block_gap", (m,))
+        self._check_ws(data, idx, ws)
+        return K.dcd_epoch(X, data.n_options, y, idx, z,
                            order, self._loss, w.reshape(self.n_classes, X.shape[2]), ws.y, ws.z,
                            ws.alpha, ws.n, block_gap, float(lam), int(max_inner),
                            X.shape[1] * self.n_classes >= GEMM_MIN_SCORES)
@@ -444,14 +555,40 @@ class LatentMulticlassModel(LatentModel):
     def dcd_state(self, data: Candidates, y: np.ndarray, idx: np.ndarray,
                   ws: "WorkingSets") -> Tuple[np.ndarray, float]:
         """(sum_r sum_k alpha_rk phi_rk, sum_r sum_k alpha_rk Delta_rk) of the dual state."""
+        data, y, idx = self._batch(data, y, idx)
+        self._check_ws(data, idx, ws)
         P = np.empty((self.n_classes, data.X.shape[2]))
         ell = K.dcd_state(data.X, y, idx, self._loss, ws.y, ws.z, ws.alpha, ws.n, P)
         return P.reshape(-1), float(ell)
 
+    def _check_ws(self, data: Candidates, idx: np.ndarray, ws: "WorkingSets") -> None:
+        """The working sets the DCD kernels read: shapes, and labels / latent values in range
+        in every used slot."""
+        m = idx.shape[0]
+        cap = np.shape(ws.y)[1] if np.ndim(ws.y) == 2 else -1
+        for name, arr, dt in (("ws.y", ws.y, np.int32), ("ws.z", ws.z, np.int32),
+                              ("ws.alpha", ws.alpha, np.float64)):
+            if not (isinstance(arr, np.ndarray) and arr.dtype == dt and arr.shape == (m, cap)
+                    and arr.flags.c_contiguous and cap >= 1):
+                raise ValueError(f"{name} must be a C-contiguous {np.dtype(dt)} array of shape "
+                                 f"({m}, capacity), as WorkingSets makes it.")
+        check_inplace(ws.alpha, "ws.alpha", (m, cap))
+        used = check_indices(ws.n, "ws.n", (m,), cap + 1)
+        if (used < 1).any():
+            raise ValueError("ws.n must be at least 1 for every example (its own labelling).")
+        slot = np.arange(cap)[None, :] < used[:, None]
+        if (ws.y[slot] < 0).any() or (ws.y[slot] >= self.n_classes).any():
+            raise ValueError(f"ws.y must hold labels in [0, {self.n_classes}).")
+        lim = np.broadcast_to(data.n_options[idx][:, None], (m, cap))[slot]
+        if (ws.z[slot] < 0).any() or (ws.z[slot] >= lim).any():
+            raise ValueError("ws.z must hold latent values in [0, n_options) of each example.")
+
     def phi_sum(self, data: Candidates, y: np.ndarray, z: np.ndarray,
                 idx: np.ndarray) -> np.ndarray:
+        data, y, idx = self._batch(data, y, idx)
+        z = self._latents(data, z, idx)
         X = data.X
         slots = np.empty((-(-idx.shape[0] // K.CHUNK), self.n_classes, X.shape[2]))
-        K.phi_accumulate(X, y, np.ascontiguousarray(z, dtype=np.int32), idx, slots,
+        K.phi_accumulate(X, y, z, idx, slots,
                          _threads(idx.shape[0] * X.shape[2] * 16))
         return slots.sum(axis=0).reshape(-1)

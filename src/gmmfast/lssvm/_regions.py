@@ -31,7 +31,8 @@ from .._validation import check_array, check_int
 from ..core import Selection
 from ..latent import table_value
 from ..potts import alpha_expansion, potts_energy, potts_lagrangian
-from ._models import Augmented, LatentModel, _threads, check_loss_matrix
+from ._models import (Augmented, LatentModel, _threads, check_data_array, check_indices,
+                      check_loss_matrix, check_weights)
 
 __all__ = ["RegionPartModel", "Regions", "PottsBias", "potts_select", "discover_parts",
            "part_unaries", "coherent_labels"]
@@ -62,6 +63,15 @@ class RegionPartModel(LatentModel):
     scores ``V`` (n_classes, n_parts), flattened in that order (row-major);
     ``score(x, y, z) = sum_r U[z_r] . x[r] + V[y, z_r]``. The latent value of
     an image is an int32 vector of R part labels (``latent_shape = (R,)``).
+    With ``shared_parts=False`` every class has its own n_parts filters (the
+    original reconfigurable model of Parizi et al. 2012): U is (n_classes *
+    n_parts, d) and ``score(x, y, z) = sum_r U[y n_parts + z_r] . x[r] + V[y, z_r]``.
+
+    With shared parts the class enters only through V, so from part labels that
+    do not depend on the class (random labels) the first bound is always
+    minimised at w = 0 (its U block cancels against the wrong classes' pieces
+    with the same labels, and random labels give every class the same part
+    histogram); class-specific parts carry the class in U too.
     Loss-augmented inference computes the part responses ``x U^T`` once per
     image (BLAS), then each class in O(R n_parts); nogil, prange over images.
 
@@ -75,18 +85,32 @@ class RegionPartModel(LatentModel):
         the coherent initialisation use the 4-neighbourhood of this grid).
     loss : array of shape (n_classes, n_classes), optional
         Delta[y_true, y]; 0-1 loss by default.
+    shared_parts : bool, default=True
+        Parts shared by all classes (the paper's model), or n_parts per class.
     """
 
     def __init__(self, n_classes: int, n_parts: int, grid: Tuple[int, int] = (10, 10), *,
-                 loss: Optional[Any] = None):
+                 loss: Optional[Any] = None, shared_parts: bool = True):
         self.n_classes = check_int(n_classes, "n_classes", 2)
         self.n_parts = check_int(n_parts, "n_parts", 1)
         self.grid = _check_grid(grid)
         self._loss = check_loss_matrix(loss, self.n_classes)
+        if not isinstance(shared_parts, (bool, np.bool_)):
+            raise ValueError(f"shared_parts must be True or False, got {shared_parts!r}.")
+        self.shared_parts = bool(shared_parts)
 
     def __repr__(self) -> str:
+        extra = "" if self.shared_parts else ", shared_parts=False"
         return (f"RegionPartModel(n_classes={self.n_classes}, n_parts={self.n_parts}, "
-                f"grid={self.grid})")
+                f"grid={self.grid}{extra})")
+
+    @property
+    def n_filters(self) -> int:
+        """Rows of U: n_parts, or n_classes * n_parts without shared parts."""
+        return self.n_parts * (1 if self.shared_parts else self.n_classes)
+
+    def _off(self, y: int) -> int:
+        return 0 if self.shared_parts else int(y) * self.n_parts
 
     @property
     def n_regions(self) -> int:
@@ -96,6 +120,9 @@ class RegionPartModel(LatentModel):
     def prepare(self, X: Any) -> Regions:
         """Validate X: an (n, R, d) array of finite numbers with R = H * W."""
         if isinstance(X, Regions):
+            self._data(X)
+            if not np.isfinite(X.X).all():
+                raise ValueError("X contains NaN or infinity; all values must be finite.")
             return X
         if np.ndim(X) != 3:
             raise ValueError(f"X must be an (n, R, d) array of region features, got shape "
@@ -112,6 +139,24 @@ class RegionPartModel(LatentModel):
     def n_samples(self, data: Regions) -> int:
         return int(data.X.shape[0])
 
+    def _data(self, data: Any) -> Regions:
+        """Check the structure of prepared data (what the kernels index by)."""
+        if not isinstance(data, Regions):
+            raise ValueError(f"data must be the Regions returned by prepare(X), got "
+                             f"{type(data).__name__}.")
+        check_data_array(data.X, "Regions")
+        if data.X.shape[1] != self.n_regions:
+            raise ValueError(f"X has {data.X.shape[1]} regions per image but grid {self.grid} "
+                             f"has {self.n_regions}.")
+        return data
+
+    def _batch(self, data: Any, y: Any, idx: Any) -> Tuple[Regions, np.ndarray, np.ndarray]:
+        data = self._data(data)
+        n = data.X.shape[0]
+        y = check_indices(y, "y", (n,), self.n_classes)
+        idx = check_indices(idx, "idx", None, n, dtype=np.int64)
+        return data, y, idx
+
     def example(self, data: Regions, i: int) -> np.ndarray:
         return data.X[i]
 
@@ -123,20 +168,27 @@ class RegionPartModel(LatentModel):
 
     # -- the model ---------------------------------------------------------------
     def size_joint_feature(self, data: Regions) -> int:
-        return self.n_parts * int(data.X.shape[2]) + self.n_classes * self.n_parts
+        return self.n_filters * int(data.X.shape[2]) + self.n_classes * self.n_parts
 
     def check_size(self, data: Regions, size: int) -> None:
         if self.size_joint_feature(data) != size:
-            d = (size - self.n_classes * self.n_parts) / self.n_parts
+            d = (size - self.n_classes * self.n_parts) / self.n_filters
             raise ValueError(f"X has {data.X.shape[2]} features per region, but the model was "
                              f"trained with {d:g}.")
+
+    def feature_norm_bound(self, data: Regions) -> float:
+        """sqrt((max_i sum_r ||x_ir||)^2 + R^2): the part sums are at most the sum of the
+        region norms, the (class, part) counts sum to R."""
+        X = data.X
+        norms = np.sqrt(np.einsum("ijk,ijk->ij", X, X, dtype=np.float64)).sum(axis=1)
+        return float(np.hypot(norms.max(), X.shape[1]))
 
     def joint_feature(self, x: np.ndarray, y: int, z: Any) -> np.ndarray:
         """phi(x, y, z): per part the sum of its regions' features, then (class, part) counts."""
         P, d = self.n_parts, x.shape[1]
         z = np.asarray(z, dtype=np.intp)
-        U = np.zeros((P, d))
-        np.add.at(U, z, x.astype(np.float64))
+        U = np.zeros((self.n_filters, d))
+        np.add.at(U, self._off(y) + z, x.astype(np.float64))
         V = np.zeros((self.n_classes, P))
         np.add.at(V[int(y)], z, 1.0)
         return np.concatenate([U.ravel(), V.ravel()])
@@ -148,17 +200,18 @@ class RegionPartModel(LatentModel):
         return self._loss
 
     def split(self, w: np.ndarray, d: int) -> Tuple[np.ndarray, np.ndarray]:
-        """(U (n_parts, d), V (n_classes, n_parts)) views of w."""
-        w = np.ascontiguousarray(w, dtype=np.float64)
-        P = self.n_parts
-        return w[: P * d].reshape(P, d), w[P * d:].reshape(self.n_classes, P)
+        """(U (n_filters, d), V (n_classes, n_parts)) views of w."""
+        w = check_weights(w, self.n_filters * d + self.n_classes * self.n_parts)
+        F, P = self.n_filters, self.n_parts
+        return w[: F * d].reshape(F, d), w[F * d:].reshape(self.n_classes, P)
 
     def _work(self, data: Regions, m: int) -> int:
-        return _threads(m * data.X.shape[1] * data.X.shape[2] * self.n_parts)
+        return _threads(m * data.X.shape[1] * data.X.shape[2] * self.n_filters)
 
     def loss_augmented(self, data: Regions, y: np.ndarray, w: np.ndarray, idx: np.ndarray, *,
                        table: bool = False, phi: bool = False, augment: bool = True
                        ) -> Augmented:
+        data, y, idx = self._batch(data, y, idx)
         X = data.X
         m, (R, d), C, P = idx.shape[0], X.shape[1:], self.n_classes, self.n_parts
         U, V = self.split(w, d)
@@ -169,7 +222,7 @@ class RegionPartModel(LatentModel):
         z_hat = np.empty((m, R), dtype=np.int32)
         tab = np.empty((m, R, P)) if table else np.empty((0, 0, 0))
         n_chunks = -(-m // K.CHUNK)
-        slots = np.empty((n_chunks, P * d + C * P)) if phi else np.empty((0, 0))
+        slots = np.empty((n_chunks, self.n_filters * d + C * P)) if phi else np.empty((0, 0))
         loss_slots = np.empty(n_chunks if phi else 0)
         Lm = self._loss if augment else np.zeros((C, C))
         K.augmented_pass(X, y, idx, UT, V, Lm, H, y_hat, z_hat, tab, slots, loss_slots,
@@ -184,6 +237,7 @@ class RegionPartModel(LatentModel):
     def latent_table(self, data: Regions, y: np.ndarray, w: np.ndarray,
                      idx: np.ndarray) -> np.ndarray:
         """s_{i,r}(p) = u_p . x_r + v_{y_i,p} for i in ``idx``: shape (m, R, n_parts)."""
+        data, y, idx = self._batch(data, y, idx)
         X = data.X
         U, V = self.split(w, X.shape[2])
         tab = np.empty((idx.shape[0], X.shape[1], self.n_parts))
@@ -193,17 +247,21 @@ class RegionPartModel(LatentModel):
 
     def phi_sum(self, data: Regions, y: np.ndarray, z: np.ndarray,
                 idx: np.ndarray) -> np.ndarray:
+        data, y, idx = self._batch(data, y, idx)
         X = data.X
         m = idx.shape[0]
-        z = np.ascontiguousarray(z, dtype=np.int32).reshape(m, X.shape[1])
+        z = check_indices(np.reshape(z, (m, X.shape[1])) if np.size(z) == m * X.shape[1] else z,
+                          "z", (m, X.shape[1]), self.n_parts)
         D = self.size_joint_feature(data)
         slots = np.empty((-(-m // K.CHUNK), D))
         K.phi_accumulate(X, y, z, idx, self.n_parts, self.n_classes, slots,
-                         _threads(m * X.shape[1] * X.shape[2] * 16))
+                         _threads(m * X.shape[1] * X.shape[2] * 16), not self.shared_parts)
         return slots.sum(axis=0)
 
     def joint_features(self, data: Regions, y: np.ndarray, z: np.ndarray,
                        idx: np.ndarray) -> np.ndarray:
+        data, y, idx = self._batch(data, y, idx)
+        z = check_indices(z, "z", (idx.shape[0], data.X.shape[1]), self.n_parts)
         return np.array([self.joint_feature(data.X[int(i)], int(y[i]), z[r])
                          for r, i in enumerate(idx)], dtype=np.float64).reshape(
             idx.shape[0], self.size_joint_feature(data))
@@ -240,11 +298,19 @@ def potts_select(costs: np.ndarray, budget: float, touching: np.ndarray,
     diagnostics (the multiplier, the Potts energies of the result and of the
     touching labeling, the alpha-expansion batches solved).
     """
-    costs = np.ascontiguousarray(costs, dtype=np.float64)
+    costs = check_array(costs, "costs", dtype=np.float64, ndim=3, finite=False)
+    if 0 in costs.shape:
+        raise ValueError(f"costs must be a non-empty (n, R, L) array, got shape {costs.shape}.")
     n, R, L = costs.shape
-    H, W = grid
+    H, W = _check_grid(grid)
+    if H * W != R:
+        raise ValueError(f"grid {grid} has {H * W} regions but costs has R = {R}.")
+    if np.isnan(costs).any():
+        raise ValueError("costs contains NaN.")
+    if isinstance(budget, bool) or not isinstance(budget, numbers.Real) or math.isnan(budget):
+        raise ValueError(f"budget must be a real number, got {budget!r}.")
+    touching = check_indices(touching, "touching", (n, R), L)
     flat = costs.reshape(n * R, L)
-    touching = np.ascontiguousarray(touching, dtype=np.int32).reshape(n, R)
 
     def value(z: np.ndarray) -> float:
         return table_value(flat, z.reshape(-1))
