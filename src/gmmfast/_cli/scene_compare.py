@@ -22,20 +22,24 @@ def add_parser(sub) -> None:
                        help="region-part scene model by CCP vs G-MM (Table 3 layout)")
     p.add_argument("--methods", default="ccp,gmm-random,gmm-random-subset,gmm-biased",
                    help=f"comma-separated, from {','.join(METHODS)}")
-    p.add_argument("--inits", default="random,0,0.25,0.5,1",
+    p.add_argument("--inits", default=None,
                    help="comma-separated: 'random' and/or Potts weights lambda of the "
-                        "coherent initialisation")
+                        "coherent initialisation (default random,0,0.25,0.5,1; "
+                        "random,0.5 with --quick)")
     p.add_argument("--seeds", type=int, default=5,
                    help="seeds of the random initialisation and of G-MM random's bounds")
     p.add_argument("--eta", type=float, default=0.1, help="G-MM progress coefficient")
     p.add_argument("--lam", type=float, default=None,
-                   help="LS-SVM lambda (default: the oracle's, bench/results/scenes_oracle.md)")
+                   help="LS-SVM lambda (default: the oracle's, bench/results/"
+                        "scenes_calibration.md; 10 with --quick)")
     p.add_argument("--noise", type=float, default=None,
-                   help="feature noise of the generator (default: make_scenes' default)")
+                   help="pixel noise of the generator (default: make_texture_scenes' "
+                        "default)")
     p.add_argument("--max-iter", type=int, default=200)
     p.add_argument("--tol", type=float, default=1e-3, help="G-MM stopping gap (relative)")
-    p.add_argument("--solver-tol", type=float, default=1e-4,
-                   help="duality gap of each bound minimisation (relative to F(0))")
+    p.add_argument("--solver-tol", type=float, default=1e-3,
+                   help="duality gap of each bound minimisation, relative to F(0) "
+                        "(default 1e-3, the calibration's)")
     p.add_argument("--solver-max-iter", type=int, default=1000,
                    help="cutting planes per bound minimisation")
     p.add_argument("--cp-tol", dest="solver_tol", type=float, action=DeprecatedAlias,
@@ -54,7 +58,7 @@ def add_parser(sub) -> None:
                    help="skip the oracle row (the true part labels held fixed)")
     p.add_argument("--quick", action="store_true",
                    help="a tiny smoke-test version (60 + 60 images, 6 x 6 grid, 2 seeds, "
-                        "5 iterations)")
+                        "5 iterations, inits random and 0.5, lambda 10)")
     p.set_defaults(func=run)
 
 
@@ -78,7 +82,8 @@ def run(args) -> int:
     from ..experiments.table3 import init_name, oracle, plot_labelings
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     check_args(args, "scene-compare", methods, METHODS)
-    inits = parse_inits(args.inits)
+    inits = parse_inits(args.inits if args.inits is not None else
+                        "random,0.5" if args.quick else "random,0,0.25,0.5,1")
     if not inits:
         raise SystemExit("gmmfast scene-compare: error: --inits: give at least one "
                          "initialisation")
@@ -89,22 +94,25 @@ def run(args) -> int:
     if args.noise is not None and not 0 <= args.noise < float("inf"):
         raise SystemExit(f"gmmfast scene-compare: error: --noise must be a finite number >= 0, "
                          f"got {args.noise}")
-    seeds, max_iter, n_train, n_test, grid = (args.seeds, args.max_iter, args.n_train,
-                                              args.n_test, None)
+    seeds, max_iter, n_train, n_test, grid, lam = (args.seeds, args.max_iter, args.n_train,
+                                                   args.n_test, None, args.lam)
     if args.quick:
         seeds, max_iter, n_train, n_test, grid = 2, 5, 60, 60, (6, 6)
+        lam = 10.0 if lam is None else lam
+    solver_tol = args.solver_tol
     t = time.perf_counter()
-    D, results, gen, lam = compare(methods, inits, n_seeds=seeds, eta=args.eta, lam=args.lam,
+    D, results, gen, lam = compare(methods, inits, n_seeds=seeds, eta=args.eta, lam=lam,
                                    noise=args.noise, max_iter=max_iter, tol=args.tol,
-                                   solver_tol=args.solver_tol,
+                                   solver_tol=solver_tol,
                                    solver_max_iter=args.solver_max_iter,
                                    n_train=n_train, n_test=n_test, data_seed=args.data_seed,
                                    grid=grid, jobs=args.jobs)
     orc = oracle(D, lam) if args.oracle else None
     text = tables(D, results, methods, inits, orc)
-    head = (f"{n_train} training + {n_test} test scenes (make_scenes {gen}), "
-            f"RegionPartModel({D.n_classes}, {D.n_parts}, {D.grid}); lambda = {lam}, eta = "
-            f"{args.eta}, tol = {args.tol}, solver_tol = {args.solver_tol}, max_iter = {max_iter}; "
+    head = (f"{n_train} training + {n_test} test scenes (make_texture_scenes {gen}), "
+            f"RegionPartModel({D.n_classes}, {D.n_parts}, {D.grid}, shared_parts=False); "
+            f"lambda = {lam}, eta = {args.eta}, tol = {args.tol}, solver_tol = {solver_tol}, "
+            f"max_iter = {max_iter}; "
             f"{time.perf_counter() - t:.0f} s")
     report(head, text, args.out)
     if args.figure:

@@ -1,9 +1,13 @@
 """The paper's scene-recognition experiment (section 5.3, Table 3, Table 4's scene rows).
 
 Shared by ``bench/scenes_*.py`` and the ``gmmfast scene-compare`` command:
-the synthetic scenes split into training and test images, the
-initialisations (random part labels, or parts discovered by k-means and
-each training image labelled by alpha-expansion with Potts weight lambda),
+the texture scenes (:func:`gmmfast.datasets.make_texture_scenes`) split into
+training and test images, the region-part model with class-specific parts
+(``RegionPartModel(shared_parts=False)``: with the paper's shared parts the
+first bound from random labels is always minimised at w = 0, see
+RegionPartModel), the initialisations (random part labels, or parts
+discovered by k-means on each class's training regions and each training
+image labelled by alpha-expansion with Potts weight lambda),
 the oracle (true part labels held fixed), one training run of a method, the
 Table 3 summary and the picture of part labelings before and after training.
 """
@@ -24,15 +28,18 @@ __all__ = ["SCENES_DEFAULTS", "LAM", "INIT_LAMBDAS", "SceneData", "SceneResult",
            "initial_labels", "oracle", "first_bound", "run_method", "part_agreement",
            "summarize", "plot_labelings", "METHOD_NAMES"]
 
-#: Generator parameters, fixed by bench/scenes_oracle.py before any method was compared:
-#: make_scenes' defaults, 300 training and 300 test images from one draw (seed 0).
-SCENES_DEFAULTS: Dict[str, Any] = dict(n_classes=5, n_parts=12, n_features=16, grid=(10, 10),
-                                       regions_per_class=4, noise=1.5, layout_jitter=1.0,
-                                       part_swap=0.1)
+#: Generator parameters (make_texture_scenes' defaults), fixed by bench/scenes_calibration.py
+#: before any method was compared: 300 training and 300 test images from one draw (seed 0).
+SCENES_DEFAULTS: Dict[str, Any] = dict(n_classes=5, n_parts=12, grid=(10, 10), cell=8,
+                                       regions_per_class=4, layout_jitter=1.0,
+                                       part_swap=0.1, noise=0.3)
 N_TRAIN = 300
 N_TEST = 300
-#: lambda (regularisation) of the LS-SVM, chosen by the oracle (bench/results/scenes_oracle.md).
+#: lambda (regularisation) of the LS-SVM, chosen by validation of the oracle
+#: (bench/results/scenes_calibration.md).
 LAM = 10.0
+#: Parts per class (class-specific parts, the original reconfigurable model).
+SHARED_PARTS = False
 #: Potts weights of the coherent initialisations (the paper's).
 INIT_LAMBDAS = (0.0, 0.25, 0.5, 1.0)
 METHOD_NAMES = {"ccp": "CCP", "gmm-random": "G-MM random", "gmm-biased": "G-MM biased"}
@@ -50,6 +57,7 @@ class SceneData:
     Z_test: np.ndarray
     params: Dict[str, Any]
     centres: Optional[np.ndarray] = None      # parts discovered on the training regions
+                                              # ((n_classes, n_parts, d) if class-specific)
 
     @property
     def grid(self):
@@ -64,15 +72,17 @@ class SceneData:
         return int(self.params["n_parts"])
 
     def model(self) -> RegionPartModel:
-        return RegionPartModel(self.n_classes, self.n_parts, self.grid)
+        return RegionPartModel(self.n_classes, self.n_parts, self.grid,
+                               shared_parts=SHARED_PARTS)
 
 
 def load_scenes(seed: int = 0, n_train: int = N_TRAIN, n_test: int = N_TEST,
                 **overrides: Any) -> SceneData:
-    """One draw of ``make_scenes`` (seed), the first n_train images for training, the rest test."""
-    from ..datasets import make_scenes
+    """One draw of ``make_texture_scenes`` (seed): the first n_train images for training, the
+    rest test."""
+    from ..datasets import make_texture_scenes
     params = dict(SCENES_DEFAULTS, **overrides)
-    X, y, Z = make_scenes(n_train + n_test, random_state=seed, **params)
+    X, y, Z = make_texture_scenes(n_train + n_test, random_state=seed, **params)
     params = dict(params, n_train=n_train, n_test=n_test, seed=seed)
     return SceneData(X[:n_train], y[:n_train], Z[:n_train], X[n_train:], y[n_train:],
                      Z[n_train:], params)
@@ -83,31 +93,48 @@ def initial_labels(D: SceneData, init: Union[str, float], seed: int = 0) -> np.n
 
     "random": every region a uniformly drawn part (generator seeded by
     ``seed``). A float lambda: parts discovered once by k-means (Lloyd from
-    k-means++, seed 0) on all training regions, then each training image
-    labelled by alpha-expansion with the normalised part scores as unaries
-    and Potts weight lambda (:func:`gmmfast.lssvm.coherent_labels`).
+    k-means++, seed 0) on the training regions (with class-specific parts: on
+    each class's training regions, n_parts per class), then each training
+    image labelled by alpha-expansion with the normalised part scores as
+    unaries and Potts weight lambda (:func:`gmmfast.lssvm.coherent_labels`).
     """
     if isinstance(init, str):
         if init != "random":
             raise ValueError(f"init must be 'random' or a Potts weight, got {init!r}.")
         rng = np.random.default_rng([seed, 1])
         return rng.integers(0, D.n_parts, size=D.Z_train.shape).astype(np.int32)
+    if SHARED_PARTS:
+        if D.centres is None:
+            D.centres = discover_parts(D.X_train, D.n_parts, random_state=0)
+        return coherent_labels(D.X_train, D.centres, float(init), D.grid)
     if D.centres is None:
-        D.centres = discover_parts(D.X_train, D.n_parts, random_state=0)
-    return coherent_labels(D.X_train, D.centres, float(init), D.grid)
+        D.centres = np.stack([discover_parts(D.X_train[D.y_train == c], D.n_parts,
+                                             random_state=0) for c in range(D.n_classes)])
+    z = np.empty(D.Z_train.shape, dtype=np.int32)
+    for c in range(D.n_classes):
+        mine = D.y_train == c
+        z[mine] = coherent_labels(D.X_train[mine], D.centres[c], float(init), D.grid)
+    return z
 
 
 def init_name(init: Union[str, float]) -> str:
     return init if isinstance(init, str) else f"lambda={float(init):.2f}"
 
 
-def part_agreement(Z_pred: np.ndarray, Z_true: np.ndarray, n_parts: int) -> float:
-    """Fraction of regions whose part agrees with the truth under the best one-to-one renaming."""
+def part_agreement(Z_pred: np.ndarray, Z_true: np.ndarray, n_parts: int,
+                   classes: Optional[np.ndarray] = None) -> float:
+    """Fraction of regions whose part agrees with the truth under the best one-to-one renaming
+    (one renaming per class when ``classes`` is given: class-specific parts)."""
     from scipy.optimize import linear_sum_assignment
-    M = np.zeros((n_parts, n_parts))
-    np.add.at(M, (Z_pred.ravel(), Z_true.ravel()), 1)
-    r, c = linear_sum_assignment(-M)
-    return float(M[r, c].sum() / Z_true.size)
+    groups = [np.ones(Z_true.shape[0], dtype=bool)] if classes is None else [
+        classes == c for c in np.unique(classes)]
+    hit = 0.0
+    for g in groups:
+        M = np.zeros((n_parts, n_parts))
+        np.add.at(M, (Z_pred[g].ravel(), Z_true[g].ravel()), 1)
+        r, c = linear_sum_assignment(-M)
+        hit += M[r, c].sum()
+    return float(hit / Z_true.size)
 
 
 def coherence(Z: np.ndarray, grid) -> float:
@@ -178,13 +205,14 @@ def run_method(D: SceneData, method: str, init: Union[str, float], z0: np.ndarra
     est.fit(D.X_train, D.y_train, latent_init=z0)
     seconds = time.perf_counter() - t
     P = D.n_parts
+    by_class = None if SHARED_PARTS else D.y_train
     return SceneResult(
         method=key or method, init=init_name(init), seed=seed,
         objective=float(est.objective_), accuracy=float(est.score(D.X_test, D.y_test)),
         n_iter=est.n_iter_, seconds=seconds,
         changed=float(np.mean(est.latent_ != est.latent_init_)),
-        parts_train=part_agreement(est.latent_, D.Z_train, P),
-        parts_init=part_agreement(est.latent_init_, D.Z_train, P),
+        parts_train=part_agreement(est.latent_, D.Z_train, P, by_class),
+        parts_init=part_agreement(est.latent_init_, D.Z_train, P, by_class),
         coherence=coherence(est.latent_, D.grid),
         coherence_init=coherence(est.latent_init_, D.grid),
         cp_iters=int(sum(s.n_iter for s in est.solve_info_)),
@@ -333,7 +361,7 @@ def jobs_for(methods: Sequence[str], inits: Sequence, n_seeds: int) -> List[tupl
 
 def compare(methods: Sequence[str], inits: Sequence, *, n_seeds: int = 5, eta: float = 0.1,
             lam: Optional[float] = None, noise: Optional[float] = None, max_iter: int = 200,
-            tol: float = 1e-3, solver_tol: float = 1e-4, solver_max_iter: int = 1000,
+            tol: float = 1e-3, solver_tol: float = 1e-3, solver_max_iter: int = 1000,
             n_train: int = 300, n_test: int = 300, data_seed: int = 0,
             grid: Optional[tuple] = None, jobs: int = 1, progress: bool = True) -> tuple:
     """Run every (method, init, seed); returns (data, results, generator parameters, lam)."""
