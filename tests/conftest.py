@@ -33,6 +33,9 @@ def shared_data() -> Path:
 
 INTERRUPT_SCRIPT = """
 import os, signal, sys, threading, time
+# a shell that starts the tests in the background (`cmd &`) makes SIGINT ignored, and
+# Python keeps it so: restore the handler a terminal would give
+signal.signal(signal.SIGINT, signal.default_int_handler)
 {setup}
 sent = []
 def fire():
