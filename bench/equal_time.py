@@ -24,7 +24,7 @@ import time
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from _common import DATA, RESULTS, markdown_table, write_results
+from _common import DATA, RESULTS, markdown_table, simd_name, write_results
 
 CONFIGS = [("G-MM defaults (merge-split, eta=0.1)", {}),
            ("G-MM defaults, n_init=3", dict(n_init=3)),
@@ -127,7 +127,8 @@ def main():
                                   "G-MM lower / equal / higher"], rows))
             print(data.name, "done", flush=True)
     figure(curves, RESULTS / "equal_time.png")
-    body = (f"{args.seeds} seeds per data set; G-MM and scikit-learn KMeans alternate in one "
+    body = (f"SIMD level of the nearest-center search: {simd_name()}. "
+            f"{args.seeds} seeds per data set; G-MM and scikit-learn KMeans alternate in one "
             f"process, {args.threads} thread(s) each (OpenMP and BLAS limited by threadpoolctl). "
             "The 2 cores of this machine are shared with other jobs: times are indicative and "
             "the lead re-runs speed on a quiet machine. SSE/n = k-means objective per point; "
