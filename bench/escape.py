@@ -24,12 +24,15 @@ from gmmfast.experiments.table1 import load_dataset
 from gmmfast.metrics import centroid_index, centroids_from_labels
 
 
-def small_sets(seed_of_gmm200: int):
-    for name in ("r15", "d31"):
-        d = load_dataset(name, data_home=str(DATA))
-        yield name.upper(), d.X, d.y, d.k
-    X, y = make_gmm200(seed_of_gmm200)
-    yield f"GMM-200 (data seed {seed_of_gmm200})", X, y, 200
+def small_sets(names, seeds_of_gmm200):
+    for name in names:
+        if name == "gmm200":
+            for seed in seeds_of_gmm200:
+                X, y = make_gmm200(seed)
+                yield f"GMM-200 (data seed {seed})", X, y, 200
+        else:
+            d = load_dataset(name, data_home=str(DATA))
+            yield name.upper(), d.X, d.y, d.k
 
 
 def fit(X, k, seed, **kw):
@@ -42,16 +45,20 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--patience", default="0,10,20,40,80,160")
     ap.add_argument("--seeds", type=int, default=20)
+    ap.add_argument("--sets", default="r15,d31,gmm200")
+    ap.add_argument("--gmm200-seeds", default="0,11",
+                    help="data seeds of GMM-200 (11: the set of issue 14's table)")
     ap.add_argument("--efforts", default="0,0.5,1,2")
     ap.add_argument("--large", default="200000,16,100")
     ap.add_argument("--large-seeds", type=int, default=3)
     ap.add_argument("--threads", type=int, default=1)
     args = ap.parse_args()
     patience = [int(v) for v in args.patience.split(",")]
-    efforts = [float(v) for v in args.efforts.split(",")]
+    efforts = [float(v) for v in args.efforts.split(",") if v]
     rows, large = [], []
     with threadpool_limits(args.threads):
-        for name, X, y, k in small_sets(0):
+        for name, X, y, k in small_sets(args.sets.split(","),
+                                             [int(v) for v in args.gmm200_seeds.split(",")]):
             truth = centroids_from_labels(X, y)
             for p in patience:
                 ci, sse, props, secs = [], [], [], []
@@ -66,7 +73,7 @@ def main():
                              f"{np.mean(props):.1f}", f"{np.mean(secs):.2f}"])
                 print(rows[-1], flush=True)
         n, d, k = (int(float(v)) for v in args.large.split(","))
-        X = mixture(n, d, k)
+        X = mixture(n, d, k) if efforts else None
         for e in efforts:
             sse, secs, esc_passes, first = [], [], [], []
             for s in range(args.large_seeds):
