@@ -148,6 +148,41 @@ def test_pruned_passes_give_the_same_run(dtype, selection, eta):
     assert min(searched) < 0.2 * len(X)                  # late passes search few rows
 
 
+def test_predicted_kept_rows_and_the_plan_with_many_jumped_centers():
+    """predict_kept counts, for each largest drift of the other centers, the rows whose bound
+    keeps their label; the plan checks up to 32 jumped centers row by row when that is the
+    least work, and the pass then gives the labels of a full search."""
+    from gmmfast._kernels import _kmeans as K
+    from gmmfast.cluster._bounds import Bounds, assign
+    rng = np.random.default_rng(8)
+    n, k = 5000, 64
+    labels = rng.integers(k, size=n).astype(np.int32)
+    upper, lower, drift = rng.random(n), 1 + rng.random(n), rng.random(k) / 2
+    bases = np.sort(rng.random(6))[::-1].copy()
+    kept = np.empty(6, dtype=np.int64)
+    K.predict_kept(labels, upper, lower, drift, bases, kept)
+    want = [(upper + drift[labels] < lower - b).sum() for b in bases]
+    np.testing.assert_array_equal(kept, want)
+    with pytest.raises(ValueError, match="non-increasing"):
+        K.predict_kept(labels, upper, lower, drift, bases[::-1].copy(), kept)
+    # 20 of 256 centers jump far (as merge-split relocations do), the others barely move
+    k = 256
+    M = rng.normal(scale=8, size=(k, 4))
+    X = M[rng.integers(k, size=40_000)] + rng.normal(size=(40_000, 4))
+    sw = np.ones(len(X))
+    bounds = Bounds(X)
+    first = assign(X, sw, M, 1, bounds=bounds)
+    C = M + 1e-3 * rng.normal(size=M.shape)
+    C[:20] = X[rng.choice(len(X), 20, replace=False)]
+    prune, _, jumped, _ = bounds.plan(C, first.labels)
+    assert prune and jumped.shape[0] >= 20
+    pruned = assign(X, sw, C, 1, old_labels=first.labels, bounds=bounds)
+    plain = assign(X, sw, C, 1)
+    np.testing.assert_array_equal(pruned.labels, plain.labels)
+    assert pruned.objective == plain.objective
+    assert pruned.searched < 0.9 * len(X)
+
+
 def test_screened_float64_search_breaks_ties_like_the_float64_search():
     """float64 rows are searched in float32 first; rows whose best two centers are within the
     rounding are searched again in float64, so exact and near ties resolve as before."""

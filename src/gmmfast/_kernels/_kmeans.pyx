@@ -401,20 +401,31 @@ def kmeans_pass(const floating[:, ::1] X, const floating[::1] sample_weight,
 
 
 def predict_kept(const int[::1] labels, const double[::1] upper, const double[::1] lower,
-                 const double[::1] drift, double base_drift):
+                 const double[::1] drift, const double[::1] bases, int64_t[::1] kept):
     """How many rows the next pruned pass would keep without a search (before the rounding
-    margin and the jumped centers): upper + drift of its center < lower - base_drift."""
-    cdef Py_ssize_t n = labels.shape[0], i
-    cdef int64_t kept = 0
+    margin and the jumped centers) for each of several largest drifts of the other centers,
+    in one pass: ``kept[q]`` counts the rows with upper + drift of its center < lower -
+    ``bases[q]``. ``bases`` must be non-increasing."""
+    cdef Py_ssize_t n = labels.shape[0], nb = bases.shape[0], i, q
+    cdef double slack
     if upper.shape[0] != n or lower.shape[0] != n:
         raise ValueError("predict_kept: labels, upper and lower disagree in length")
+    if kept.shape[0] != nb:
+        raise ValueError("predict_kept: bases and kept disagree in length")
+    if nb and np.any(np.diff(np.asarray(bases)) > 0):
+        raise ValueError("predict_kept: bases must be non-increasing")
     if n and (np.asarray(labels).min() < 0 or np.asarray(labels).max() >= drift.shape[0]):
         raise ValueError("predict_kept: labels out of range of drift")
+    cdef int64_t[::1] first = np.zeros(nb + 1, dtype=np.int64)
     with nogil:
         for i in range(n):
-            if upper[i] + drift[labels[i]] < lower[i] - base_drift:
-                kept += 1
-    return kept
+            slack = lower[i] - upper[i] - drift[labels[i]]
+            q = 0
+            while q < nb and not slack > bases[q]:
+                q = q + 1
+            first[q] += 1          # kept for bases[q:], not for bases[:q]
+        for q in range(nb):
+            kept[q] = first[q] + (kept[q - 1] if q else 0)
 
 
 def label_costs(const floating[:, ::1] X, const floating[::1] sample_weight,

@@ -84,9 +84,13 @@ class Assignment:
     chunk_prev_costs: Optional[np.ndarray] = None  # the same for prev_labels (prev_value)
 
 
-#: At most this many centers that moved far are checked row by row instead of lowering
-#: every row's bound by their drift (merge-split relocates a few centers per iteration).
-MAX_JUMPED = 8
+#: Numbers of centers that moved far, checked row by row instead of lowering every row's
+#: bound by their drift, that a pass considers (merge-split relocates a few centers per
+#: iteration and moves their receivers): the one with the least predicted work is used.
+JUMPED_CANDIDATES = (0, 1, 2, 4, 8, 16, 32)
+#: Work of checking one jumped center for a kept row, in units of one center of a full
+#: nearest-center search (a scalar distance against the search's blocked SIMD kernel).
+JUMPED_COST = 4.0
 #: A pass prunes when at least this fraction of rows is predicted to keep its label.
 PRUNE_FRACTION = 0.05
 
@@ -117,13 +121,16 @@ class Bounds:
             return none
         drift = np.sqrt(((centers.astype(np.float64) - self.centers) ** 2).sum(axis=1))
         drift *= 1.0 + 1e-12
+        k, n = centers.shape[0], labels.shape[0]
         order = np.argsort(-drift, kind="stable")
-        m = int(min(MAX_JUMPED, np.count_nonzero(drift > 8.0 * float(np.median(drift))),
-                    drift.shape[0] - 1))
-        jumped = np.sort(order[:m]).astype(np.int32)
-        base = float(drift[order[m]]) if m < drift.shape[0] else 0.0
-        kept = K.predict_kept(labels, self.upper, self.lower, drift, base)
-        return kept >= PRUNE_FRACTION * labels.shape[0], drift, jumped, base
+        ms = np.array([m for m in JUMPED_CANDIDATES if m < k])
+        bases = drift[order[ms]]
+        kept = np.empty(ms.shape[0], dtype=np.int64)
+        K.predict_kept(labels, self.upper, self.lower, drift, bases, kept)
+        # work: kept rows check their m jumped centers, the others search all k
+        best = int(np.argmin(kept * (ms * JUMPED_COST + 1.0) + (n - kept) * float(k)))
+        jumped = np.sort(order[:ms[best]]).astype(np.int32)
+        return (bool(kept[best] >= PRUNE_FRACTION * n), drift, jumped, float(bases[best]))
 
 
 def assign(X: np.ndarray, sw: np.ndarray, centers: np.ndarray, n_threads: int, *,
