@@ -43,7 +43,7 @@ def fit(X, k, seed, **kw):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--patience", default="0,10,20,40,80,160")
+    ap.add_argument("--patience", default="0,80,160,auto")
     ap.add_argument("--seeds", type=int, default=20)
     ap.add_argument("--sets", default="r15,d31,gmm200")
     ap.add_argument("--gmm200-seeds", default="0,11",
@@ -53,7 +53,7 @@ def main():
     ap.add_argument("--large-seeds", type=int, default=3)
     ap.add_argument("--threads", type=int, default=1)
     args = ap.parse_args()
-    patience = [int(v) for v in args.patience.split(",")]
+    patience = [v if v == "auto" else int(v) for v in args.patience.split(",")]
     efforts = [float(v) for v in args.efforts.split(",") if v]
     rows, large = [], []
     with threadpool_limits(args.threads):
@@ -89,7 +89,7 @@ def main():
             print(large[-1], flush=True)
     body = (f"SIMD level: {simd_name()}; {args.threads} thread(s). Every parameter not "
             "named is GMMKMeans's default (eta=0.1, merge-split, k-means++, "
-            "escape_effort=1.0 in part 1, patience=80 in part 2).\n\n"
+            "escape_effort=1.0 in part 1, patience='auto' = max(80, k) in part 2).\n\n"
             "## Patience on sets with ground truth\n\n"
             + markdown_table(["data", "patience", "CI = 0", "mean CI", "mean SSE/n",
                               "escape proposals", "s per fit"], rows)
