@@ -22,25 +22,25 @@ def _fail(command: str, message: str) -> None:
     raise SystemExit(f"gmmfast {command}: error: {message}")
 
 
+def _check_choices(command: str, option: str, what: str, given: Sequence[object],
+                   known: Iterable[str]) -> None:
+    """At least one value given, each among ``known``; SystemExit otherwise."""
+    known = list(known)
+    if not given:
+        _fail(command, f"{option}: give at least one {what}")
+    for v in given:
+        if v not in known:
+            _fail(command, f"{option}: unknown {what} {v!r}; choose from {', '.join(known)}")
+
+
 def check_args(args: argparse.Namespace, command: str, methods: Sequence[str],
                known_methods: Iterable[str], inits: Sequence[object] = (),
                known_inits: Iterable[str] = ()) -> None:
     """Methods and inits known, numbers in range, output paths writable; SystemExit otherwise."""
-    known_methods = list(known_methods)
-    if not methods:
-        _fail(command, "--methods: give at least one method")
-    for m in methods:
-        if m not in known_methods:
-            _fail(command, f"--methods: unknown method {m!r}; choose from "
-                           f"{', '.join(known_methods)}")
+    _check_choices(command, "--methods", "method", methods, known_methods)
     known_inits = list(known_inits)
     if known_inits:
-        if not inits:
-            _fail(command, "--inits: give at least one initialisation")
-        for i in inits:
-            if i not in known_inits:
-                _fail(command, f"--inits: unknown init {i!r}; choose from "
-                               f"{', '.join(known_inits)}")
+        _check_choices(command, "--inits", "init", inits, known_inits)
     if not 0 < args.eta <= 1:
         _fail(command, f"--eta must be in (0, 1], got {args.eta}")
     if not args.tol >= 0:

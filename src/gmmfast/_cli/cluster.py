@@ -71,7 +71,6 @@ def _run_dask(args, path, client) -> int:
     """``gmmfast cluster`` on Dask: X read in row blocks, labels written block by block."""
     import dask.array as da
 
-    from ..cluster import GMMKMeans
     from ..cluster._dask import read_npy
     from ..datasets import read_points
     try:
@@ -83,16 +82,7 @@ def _run_dask(args, path, client) -> int:
                                          X.shape[1]))
     except ValueError as exc:
         fail(CMD, f"cannot read {path}: {exc}")
-    params = {name: getattr(args, name) for name in ("eta", "init", "selection", "sampler")
-              if getattr(args, name) is not None}
-    est = GMMKMeans(args.n_clusters, n_init=args.n_init, max_iter=args.max_iter,
-                    random_state=args.seed, verbose=int(args.verbose), **params)
-    t0 = time.perf_counter()
-    try:
-        est.fit(X)
-    except ValueError as exc:
-        fail(CMD, f"{exc}")
-    seconds = time.perf_counter() - t0
+    est, seconds = _fit(args, X)
     n, d = X.shape
     p = est.get_params()
     workers = len(client.scheduler_info()["workers"])
@@ -120,8 +110,23 @@ def _run_dask(args, path, client) -> int:
     return 0
 
 
-def run(args) -> int:
+def _fit(args, X):
+    """GMMKMeans from the command line's options, fitted to X (in memory or a dask array);
+    returns it and the seconds the fit took."""
     from ..cluster import GMMKMeans
+    params = {name: getattr(args, name) for name in ("eta", "init", "selection", "sampler")
+              if getattr(args, name) is not None}
+    est = GMMKMeans(args.n_clusters, n_init=args.n_init, max_iter=args.max_iter,
+                    random_state=args.seed, verbose=int(args.verbose), **params)
+    t0 = time.perf_counter()
+    try:
+        est.fit(X)
+    except ValueError as exc:
+        fail(CMD, str(exc))
+    return est, time.perf_counter() - t0
+
+
+def run(args) -> int:
     from ..datasets import read_points
 
     if args.sampler is not None and args.selection != "random":
@@ -146,16 +151,7 @@ def run(args) -> int:
         X = read_points(path)
     except (ValueError, OSError) as exc:
         fail(CMD, f"cannot read {path}: {exc}")
-    params = {name: getattr(args, name) for name in ("eta", "init", "selection", "sampler")
-              if getattr(args, name) is not None}
-    est = GMMKMeans(args.n_clusters, n_init=args.n_init, max_iter=args.max_iter,
-                    random_state=args.seed, verbose=int(args.verbose), **params)
-    t0 = time.perf_counter()
-    try:
-        est.fit(X)
-    except ValueError as exc:
-        fail(CMD, str(exc))
-    seconds = time.perf_counter() - t0
+    est, seconds = _fit(args, X)
     n, d = X.shape
     sizes = np.bincount(est.labels_, minlength=args.n_clusters)
     p = est.get_params()
