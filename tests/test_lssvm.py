@@ -708,5 +708,5 @@ def test_model_methods_validate_lengths():
     with pytest.raises(ValueError, match="ws.z must hold latent values"):
         model.dcd_state(data, y, idx, ws)
     from gmmfast.lssvm import CuttingPlane
-    with pytest.raises(ValueError, match=r"idx must lie in \[0, 12\)"):
+    with pytest.raises(ValueError, match=r"idx\[1\] = 99 is out of range \[0, 12\)"):
         CuttingPlane(model, data, y, np.array([0, 99]), 0.1, tol=1e-3, max_iter=5)
