@@ -229,6 +229,29 @@ def test_cluttered_objects_shape_and_truth():
         make_cluttered_objects(2, background=2.0)
 
 
+def test_generators_name_their_bad_arguments():
+    """Issue 12: classes=None reached int(); classes=(0, 1.5) was read as (0, 1); a huge
+    n_distractors looped for ever; a huge grid or n_parts reached numpy's allocation."""
+    from gmmfast.datasets import make_cluttered_digits, make_cluttered_objects, make_scenes
+    for classes in (None, (0, 1.5), (3,), (1, 1), "01"):
+        with pytest.raises(ValueError, match="classes must be at least two distinct digits"):
+            make_cluttered_digits(6, classes=classes)
+    with pytest.raises(ValueError, match=r"n_distractors must be an integer in \[0, 576\]"):
+        make_cluttered_digits(6, n_distractors=2**63)
+    with pytest.raises(ValueError, match="canvas side 8 \\* scale \\+ stride"):
+        make_cluttered_digits(6, grid=2**63)
+    with pytest.raises(ValueError, match="distractor_intensity must be in"):
+        make_cluttered_digits(6, distractor_intensity=1.5)
+    with pytest.raises(ValueError, match="spread must be a real number"):
+        make_cluttered_digits(6, spread=True)
+    with pytest.raises(ValueError, match="dtype must be float32 or float64"):
+        make_cluttered_digits(6, dtype="x")
+    with pytest.raises(ValueError, match="background photographs"):
+        make_cluttered_objects(2, canvas_cells=100)
+    with pytest.raises(ValueError, match=r"n_parts must be an integer in \[1, 2147483647\]"):
+        make_scenes(12, n_parts=2**64)
+
+
 def test_texture_scenes():
     from gmmfast.datasets import make_texture_scenes
     X, y, Z, p = make_texture_scenes(40, random_state=0, grid=(5, 5), return_params=True)

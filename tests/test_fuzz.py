@@ -10,8 +10,8 @@ convergence invariants) or raises ValueError/TypeError whose message names one o
 call's parameters; a signal, a hang (> CASE_TIMEOUT s), another exception, an error that
 names nothing or a wrong result fails.
 
-Targets whose code belongs to other work in progress and is known to fail are in
-KNOWN_FAILING, marked xfail(strict=True): when the owner fixes them the marker must go.
+Targets that once failed keep their exact failing calls (FIXED), run before the generated
+inputs as regressions.
 The number of distinct inputs tried is reported at the end of the pytest run.
 """
 import hashlib
@@ -25,7 +25,7 @@ from typing import Callable
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 #: Seconds a single call may take before it counts as a hang (generous: a shared machine).
@@ -230,9 +230,8 @@ class Spec:
     valid: Callable
     perturb: tuple = ()       # parameters that may be made bad (default: all but "function")
     examples: int = 200
-    reason: str = ""          # known-failing targets: why and whose
     min_valid: float = 0.2    # at least this fraction of the cases must get a valid result
-    calls: tuple = ()         # known-failing targets: exact calls that fail
+    calls: tuple = ()         # exact calls that once failed, run first (regressions)
     endless: tuple = ("n_init", "walk_steps", "n_steps", "max_iter", "solver_max_iter", "n_bisect",
                       "max_cycles", "exchanges", "n_samples", "n_components", "n_per_component",
                       "n_centers", "n_features")
@@ -651,7 +650,7 @@ TARGETS = [
     Spec("LatentSSVM.fit", lssvm_fit_case, perturb=LSSVM_FIT, examples=120),
 ]
 
-# Exact failing calls of the known-failing targets (also listed in the hardening report).
+# Exact once-failing calls of the FIXED targets.
 _X4 = np.array([[0.0], [1.0], [10.0], [11.0]])
 _X300 = np.random.default_rng(0).random((300, 2))
 _BOUNDS = dict(X=_X300, sample_weight=np.ones(300), walk_steps=0, n_threads=1,
@@ -668,11 +667,9 @@ _CP = dict(solver="cutting-plane", n_classes=2, X=np.arange(16.0).reshape(4, 2, 
            max_iter=20, z=np.zeros(4, np.int32), w_start=np.zeros(4))
 _COSTS = np.array([[0.0, 1.0], [0.5, 0.2], [0.3, 0.9]])
 
-#: Targets in code owned by work in progress (k-means: the lead; LS-SVM and its data sets:
-#: issue 13), failing as of this commit. Each runs its exact failing calls first, then
-#: generated inputs. strict: the marker must go when the owner fixes them.
-#: Targets whose exact once-failing calls are kept as regressions (the k-means side of
-#: issue 12 and potts_select, fixed), run with the generated inputs like TARGETS.
+#: Targets whose exact once-failing calls are kept as regressions (issue 12: k-means,
+#: potts_select, then the LS-SVM models, solvers, helpers and data sets), run with the
+#: generated inputs like TARGETS.
 FIXED = [
     Spec("GMMKMeans.fit extreme values",
          lambda: gmmkmeans(scales=(1e20, 1e30, 1e154, 1e200, 1e-200),
@@ -699,47 +696,50 @@ FIXED = [
     Spec("potts_select", potts_select_case,           # fixed on the lssvm branch (680e0ed)
          calls=(dict(function="potts_select", costs=_COSTS[None], budget=None,
                      touching=_COSTS.argmin(1)[None], grid=(1, 3)),)),
-]
-
-KNOWN_FAILING = [
+    # the LS-SVM side of issue 12: models, solvers, selection and part helpers, data sets
     Spec("LatentMulticlassModel/RegionPartModel", lssvm_fit_case,
          perturb=("n_classes", "positions", "n_parts", "grid", "X"), examples=30,
-         reason="issue 13 (lssvm/_models.py): model parameters and X not fully validated",
-         calls=(dict(_FIT, n_classes=2**64), dict(_FIT, positions=""), dict(_FIT, X=0))),
-    Spec("make_cluttered_digits/make_scenes", generators_case, examples=20,
-         reason="issue 13 (datasets/_digits.py, _scenes.py): parameters not fully validated",
-         calls=(dict(function="make_cluttered_digits", n_samples=6, classes=None, grid=3,
-                     stride=1, n_distractors=0, noise=0.0, random_state=0),)),
+         calls=(dict(_FIT, n_classes=2**64), dict(_FIT, positions=""), dict(_FIT, X=0),
+                dict(_FIT, X=float("nan")),
+                dict({k: v for k, v in _FIT.items() if k != "positions"}, model="regions",
+                     n_parts=2**63, grid=(1, 1), bias="potts"))),
     Spec("solve_simplex_qp", qp_case,
-         reason="issue 12 LS-SVM part (lssvm/_cutting_plane.py): the QP solver validates "
-                "only G's shape",
          calls=(dict(function="solve_simplex_qp", G=np.eye(2), b=np.ones(2), lam=None),
                 dict(function="solve_simplex_qp", G=np.eye(2), b=np.ones(2), lam=1.0,
-                     alpha="x"))),
+                     alpha="x"),
+                # the active set lost 1'x = 1 to rounding (lam b >> G): alpha off the simplex
+                dict(function="solve_simplex_qp", G=np.diag([8.0, 19.0, 7.0]),
+                     b=np.array([1.2, 0.2, 0.9]), lam=2**63, alpha=np.array([0.1, 0.2, 0.7])))),
     Spec("lagrangian_select/subset_select", select_case,
-         reason="issue 13 (lssvm/_bounds.py): selection helpers validate nothing",
          calls=(dict(function="lagrangian_select", gain=None, costs=_COSTS, budget=2.0,
                      start=_COSTS.argmin(1)),
                 dict(function="subset_select", costs=_COSTS, touching=_COSTS.argmin(1),
                      previous=0, budget=2.0, order=np.arange(3), min_size=0))),
     Spec("discover_parts/part_unaries/coherent_labels", parts_case,
-         reason="issue 13 (lssvm/_regions.py): X and centres not validated",
          calls=(dict(function="discover_parts", X=None, n_parts=1, random_state=0),
                 dict(function="part_unaries", X=np.ones((1, 2, 2)), centres=np.ones((2, 2)),
                      scale=()))),
     Spec("CuttingPlane/BCFW.solve", solver_case,
-         reason="issue 13 (lssvm/_cutting_plane.py, _bcfw.py): idx, y, z and lam reach "
-                "kernels unchecked; an index past n hangs the solver",
-         calls=(dict(_CP, lam=None), dict(_CP, idx=np.array([0, 1, 2, 10**6])))),
+         calls=(dict(_CP, lam=None), dict(_CP, idx=np.array([0, 1, 2, 10**6])),
+                # features overflow the planes' Gram matrix: the QP ran for minutes
+                dict(_CP, X=np.array([[[0.65, -0.06], [0.8, 0.0], [1.38, -0.34]],
+                                      [[2.25, -0.14], [1.6, 0.63], [1.24, 1e308]]]),
+                     y=np.array([1, 1], np.int32), idx=np.arange(2), lam=0.01, tol=1e-6,
+                     z=np.zeros(2, np.int32)),
+                dict(_CP, solver="bcfw", w_start=np.full(4, np.nan)))),
+    Spec("make_cluttered_digits/make_scenes", generators_case, examples=40,
+         calls=(dict(function="make_cluttered_digits", n_samples=6, classes=None, grid=3,
+                     stride=1, n_distractors=0, noise=0.0, random_state=0),
+                dict(function="make_cluttered_digits", n_samples=6, classes=(0, 1), grid=3,
+                     stride=1, n_distractors=2**63, noise=0.0, random_state=0),   # a hang
+                dict(function="make_scenes", n_samples=12, n_classes=3, n_parts=2**64,
+                     n_features=3, grid=(3, 4), regions_per_class=1, noise=0.0,
+                     random_state=0))),
 ]
 
 
-def _params(specs, known):
-    marks = []
-    for spec in specs:
-        m = [pytest.mark.xfail(strict=True, reason=spec.reason)] if known else []
-        marks.append(pytest.param(spec, id=spec.name, marks=m))
-    return marks
+def _params(specs):
+    return [pytest.param(spec, id=spec.name) for spec in specs]
 
 
 def _call(spec: Spec, kw: dict, worker, fuzz_stats):
@@ -776,7 +776,7 @@ COMMON = dict(deadline=None, database=None, print_blob=False,
               suppress_health_check=list(HealthCheck))
 
 
-@pytest.mark.parametrize("spec", _params(TARGETS + FIXED, known=False))
+@pytest.mark.parametrize("spec", _params(TARGETS + FIXED))
 def test_fuzz(spec, worker, fuzz_stats):
     for kw in spec.calls:
         verdict, detail = _call(spec, kw, worker, fuzz_stats)
@@ -791,20 +791,3 @@ def test_fuzz(spec, worker, fuzz_stats):
     # the check must see both sides: results it verified, and rejections
     assert stats["valid"] >= spec.min_valid * spec.examples, \
         f"only {stats['valid']} valid results"
-
-
-@pytest.mark.parametrize("spec", _params(KNOWN_FAILING, known=True))
-def test_fuzz_known_failing(spec, worker, fuzz_stats):
-    failures = []
-    for kw in spec.calls:
-        verdict, detail = _call(spec, kw, worker, fuzz_stats)
-        if verdict == "fail":
-            failures.append(f"{spec.name}({_show(kw)}):\n{detail}")
-    assert not failures, "\n\n".join(failures)
-
-    # no shrinking: a known failure is reported as first found, without re-running crashes
-    @settings(max_examples=spec.examples, phases=(Phase.explicit, Phase.generate), **COMMON)
-    @given(data=st.data())
-    def run(data):
-        _fuzz(spec, data, worker, fuzz_stats)
-    run()

@@ -708,5 +708,67 @@ def test_model_methods_validate_lengths():
     with pytest.raises(ValueError, match="ws.z must hold latent values"):
         model.dcd_state(data, y, idx, ws)
     from gmmfast.lssvm import CuttingPlane
-    with pytest.raises(ValueError, match=r"idx must lie in \[0, 12\)"):
+    with pytest.raises(ValueError, match=r"idx\[1\] = 99 is out of range \[0, 12\)"):
         CuttingPlane(model, data, y, np.array([0, 99]), 0.1, tol=1e-3, max_iter=5)
+
+
+def test_entries_name_their_bad_arguments():
+    """Issue 12: the LS-SVM entries that reach kernels check what they are given (the fuzz
+    test found each of these: crashes, hangs, wrong results or errors naming nothing)."""
+    from gmmfast.lssvm import BCFW, CuttingPlane
+    from gmmfast.lssvm._dcd import DCD
+    # the QP: magnitudes its arithmetic cannot hold, and lam b >> G (the active set lost
+    # 1'x = 1 to rounding and left alpha off the simplex)
+    with pytest.raises(ValueError, match="G has entries up to 1e"):
+        solve_simplex_qp(np.diag([4.0, 1e308]), np.ones(2), 100.0)
+    with pytest.raises(ValueError, match="G / lam has entries"):
+        solve_simplex_qp(np.eye(2), np.ones(2), 1e-300)
+    a, _ = solve_simplex_qp(np.diag([8.0, 19.0, 7.0]), np.array([1.2, 0.2, 0.9]), 2**63,
+                            alpha=np.array([0.1, 0.2, 0.7]))
+    np.testing.assert_allclose(a, [1.0, 0.0, 0.0], atol=1e-12)   # G / lam ~ 0: max b.a
+    # models
+    with pytest.raises(ValueError, match=r"n_classes must be an integer in \[2, 2147483647\]"):
+        LatentMulticlassModel(2**64)
+    with pytest.raises(ValueError, match="positions must contain numbers"):
+        LatentMulticlassModel(2, positions="")
+    model = LatentMulticlassModel(2)
+    for X in (0, float("nan"), "abc"):
+        with pytest.raises(ValueError, match=r"X must be an \(n, L, d\) array"):
+            model.prepare(X)
+    with pytest.raises(ValueError, match=r"X\[1\] must be an \(L_i, d\) array"):
+        model.prepare([np.ones((2, 2)), [[1.0], [1.0, 2.0]]])
+    # solvers: features that overflow the planes' Gram matrix (the QP ran for minutes), a
+    # start that is not finite, latent values that are not integers (DCD truncated them)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(4, 2, 2))
+    y, idx, z = np.array([0, 1, 0, 1], np.int32), np.arange(4), np.zeros(4, np.int32)
+    big = X.copy()
+    big[1, 1, 1] = 1e308
+    with pytest.raises(ValueError, match="overflow the solver's arithmetic"):
+        CuttingPlane(model, model.prepare(big), y, idx, 0.01, tol=1e-6, max_iter=20)
+    data = model.prepare(X)
+    with pytest.raises(ValueError, match="w_start contains NaN"):
+        BCFW(model, data, y, idx, 1.0, tol=1e-3, max_iter=5).solve(z, np.full(4, np.nan))
+    with pytest.raises(ValueError, match="z must be an array of integers"):
+        DCD(model, data, y, idx, 1.0, tol=1e-3, max_iter=5).solve(z + 0.5, np.zeros(4))
+    with pytest.raises(ValueError, match="lam must be a real number, got None"):
+        CuttingPlane(model, data, y, idx, None, tol=1e-3, max_iter=5)
+    with pytest.raises(ValueError, match="lam must be finite and > 0"):
+        CuttingPlane(model, data, y, idx, 0.0, tol=1e-3, max_iter=5)
+    # selection helpers
+    costs = np.array([[0.0, 1.0], [0.5, 0.2], [0.3, 0.9]])
+    t = costs.argmin(1)
+    with pytest.raises(ValueError, match="gain must be"):
+        lagrangian_select(None, costs, 2.0, t)
+    with pytest.raises(ValueError, match="gain must be finite wherever costs is finite"):
+        lagrangian_select(np.where(costs > 0.8, np.nan, -costs), costs, 2.0, t)
+    with pytest.raises(ValueError, match="start must be within budget"):
+        lagrangian_select(-costs, costs, 0.0, np.array([1, 0, 1]))
+    with pytest.raises(ValueError, match="previous must have shape"):
+        subset_select(costs, t, 0, 2.0, np.arange(3), 0)
+    with pytest.raises(ValueError, match="order must be a permutation"):
+        subset_select(costs, t, t, 2.0, np.array([0, 0, 1]), 0)
+    with pytest.raises(ValueError, match=r"min_size must be an integer in \[0, 3\]"):
+        subset_select(costs, t, t, 2.0, np.arange(3), -1)
+    with pytest.raises(ValueError, match="touching must be within budget"):
+        subset_select(costs, t, np.array([1, 0, 1]), 0.0, np.arange(3), 0)

@@ -442,3 +442,28 @@ def test_bcfw_solver_agrees_on_the_region_model():
     assert all(s.converged for s in a.solve_info_)
     assert a.history_.bound[0] < 0.9          # the true labels' bound is not minimised at 0
     assert a.history_.bound[0] == pytest.approx(b.history_.bound[0], abs=1e-3)
+
+
+def test_part_helpers_name_their_bad_arguments():
+    """Issue 12: X and centres of the initialisation helpers were not validated (None, a
+    scale of (), more parts than regions reached numpy or the k-means with errors naming
+    nothing or the wrong parameter)."""
+    X = np.random.default_rng(0).normal(size=(1, 4, 2))
+    with pytest.raises(ValueError, match=r"X must be an \(n, R, d\) array"):
+        discover_parts(None, 1)
+    with pytest.raises(ValueError, match=r"n_parts must be an integer in \[1, 4\]"):
+        discover_parts(X, 5)
+    with pytest.raises(ValueError, match="centres must have 2 columns"):
+        part_unaries(X, np.ones((2, 3)))
+    with pytest.raises(ValueError, match="scale must be a real number"):
+        part_unaries(X, np.ones((2, 2)), scale=())
+    with pytest.raises(ValueError, match="scale must be finite and > 0"):
+        part_unaries(X, np.ones((2, 2)), scale=0.0)
+    with pytest.raises(ValueError, match="centres has values up to"):   # squared distances
+        part_unaries(X, np.array([[0.0, 0.0], [1e200, 0.0]]))
+    with pytest.raises(ValueError, match="unaries overflow"):
+        part_unaries(X, np.array([[0.0, 0.0], [1.0, 0.0]]), scale=1e-320)
+    with pytest.raises(ValueError, match="lam must be finite and >= 0"):
+        coherent_labels(X, np.ones((2, 2)), -1.0, (2, 2))
+    with pytest.raises(ValueError, match=r"n_parts must be an integer in \[1, 2147483647\]"):
+        RegionPartModel(3, 2**63)

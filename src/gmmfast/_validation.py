@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import numbers
-from typing import Any, Optional
+from typing import Any, Optional, Tuple
 
 import numpy as np
 
@@ -13,6 +13,8 @@ except ImportError:  # pragma: no cover - exercised only without scikit-learn
         """Raised when a method needs a fitted estimator."""
 
 FLOAT_DTYPES = (np.float64, np.float32)
+#: The largest label, latent value or count of them the kernels hold (they store int32).
+INT32_MAX = int(np.iinfo(np.int32).max)
 
 
 def check_array(X: Any, name: str = "X", *, dtype: Optional[np.dtype] = None,
@@ -128,8 +130,10 @@ def check_walk_steps(value: Any, auto: int) -> int:
     return check_int(value, "walk_steps", 0)
 
 
-def check_real(value: Any, name: str, low: Optional[float] = None) -> float:
-    """A finite real number (>= low if given), else a ValueError naming ``name``.
+def check_real(value: Any, name: str, low: Optional[float] = None,
+               high: Optional[float] = None, *, low_open: bool = False) -> float:
+    """A finite real number in [low, high] (either end optional; ``low_open``: > low), else a
+    ValueError naming ``name``.
 
     Python and numpy reals and 0-d real arrays are accepted; booleans,
     strings, complex numbers, NaN and infinities are not.
@@ -139,8 +143,16 @@ def check_real(value: Any, name: str, low: Optional[float] = None) -> float:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise ValueError(f"{name} must be a real number, got {value!r}.")
     v = float(value)
-    if not np.isfinite(v) or (low is not None and v < low):
-        what = "finite" if low is None else f"finite and >= {low:g}"
+    below = low is not None and (v <= low if low_open else v < low)
+    if not np.isfinite(v) or below or (high is not None and v > high):
+        if low is None and high is None:
+            what = "finite"
+        elif high is None:
+            what = f"finite and {'>' if low_open else '>='} {low:g}"
+        elif low is None:
+            what = f"finite and <= {high:g}"
+        else:
+            what = f"in {'(' if low_open else '['}{low:g}, {high:g}]"
         raise ValueError(f"{name} must be {what}, got {value!r}.")
     return v
 
@@ -153,6 +165,27 @@ def check_int(value: Any, name: str, low: int, high: Optional[int] = None) -> in
         rng = f">= {low}" if high is None else f"in [{low}, {high}]"
         raise ValueError(f"{name} must be an integer {rng}, got {value!r}.")
     return int(value)
+
+
+def check_float_dtype(dtype: Any, name: str = "dtype") -> np.dtype:
+    """float32 or float64 as a numpy dtype, else a ValueError naming ``name``."""
+    try:
+        dt = None if dtype is None else np.dtype(dtype)
+    except (TypeError, ValueError):
+        dt = None
+    if dt not in FLOAT_DTYPES:
+        raise ValueError(f"{name} must be float32 or float64, got {dtype!r}.")
+    return dt
+
+
+def check_grid(grid: Any, name: str = "grid") -> Tuple[int, int]:
+    """A grid of regions (H, W): a pair of integers >= 1, else a ValueError naming ``name``."""
+    if (not isinstance(grid, (tuple, list)) or len(grid) != 2
+            or not all(isinstance(g, numbers.Integral) and not isinstance(g, (bool, np.bool_))
+                       and g >= 1 for g in grid)):
+        raise ValueError(f"{name} must be a pair (H, W) of positive integers, got {grid!r}.")
+    return int(grid[0]), int(grid[1])
+
 
 try:
     from sklearn.exceptions import ConvergenceWarning

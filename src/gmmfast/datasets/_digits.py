@@ -9,13 +9,18 @@ raw pixels (d = window^2 = 64, values in [0, 1]; no HOG: the digits are 8 x 8).
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+import numbers
+from typing import Any, Callable, List, Sequence, Tuple
 
 import numpy as np
 
-from .._validation import check_int, check_random_state
+from .._validation import check_float_dtype, check_int, check_random_state, check_real
 
 __all__ = ["make_cluttered_digits", "Bunch", "window_features"]
+
+#: Largest canvas side, in pixels, of the digit generators (a float64 canvas of this side is
+#: 8 GiB; the experiments' canvases have 24 to 56 pixels).
+MAX_CANVAS_SIDE = 1 << 15
 
 
 class Bunch(dict):
@@ -54,6 +59,69 @@ def window_features(images: np.ndarray, window: int, stride: int, grid: int,
             patch = blocks[:, r0:r0 + window:pool, c0:c0 + window:pool]
             out[:, r * grid + c_] = patch.reshape(n, -1)
     return out
+
+
+def digits_loader(who: str) -> Callable[[], Any]:
+    """scikit-learn's ``load_digits`` (the generators' objects); ImportError without it."""
+    try:
+        from sklearn.datasets import load_digits
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError(f"{who} needs scikit-learn (pip install 'gmmfast[datasets]').") from exc
+    return load_digits
+
+
+def check_digit_classes(classes: Any) -> List[int]:
+    """The digit classes of a generator: at least two distinct integers in 0..9."""
+    try:
+        items = None if isinstance(classes, (str, bytes)) else list(classes)
+    except TypeError:                                  # not iterable
+        items = None
+    if (items is None or len(items) < 2 or not all(
+            isinstance(c, numbers.Integral) and not isinstance(c, (bool, np.bool_))
+            and 0 <= c <= 9 for c in items) or len(set(int(c) for c in items)) != len(items)):
+        raise ValueError(f"classes must be at least two distinct digits in 0..9, got {classes!r}.")
+    return [int(c) for c in items]
+
+
+def check_canvas(side: int, what: str, n_distractors: Any) -> int:
+    """A canvas side ``what`` = ``side`` pixels of at most MAX_CANVAS_SIDE; returns the number
+    of distractors checked against it (at most one per canvas pixel)."""
+    if side > MAX_CANVAS_SIDE:
+        raise ValueError(f"the canvas side {what} = {side} pixels is larger than "
+                         f"{MAX_CANVAS_SIDE}; choose a smaller geometry.")
+    return check_int(n_distractors, "n_distractors", 0, side * side)
+
+
+def draw_windows(rng: np.random.Generator, n: int, g: int, spread: float
+                 ) -> Tuple[np.ndarray, np.ndarray]:
+    """Each image's object window on a g x g grid, (row, column) drawn around the centre with
+    standard deviation ``spread`` (clipped to the grid), and the relative (row, column) in
+    [0, 1] of every window: (n, 2) int and (g^2, 2) float."""
+    centre = (g - 1) / 2.0
+    pos = np.clip(np.rint(centre + spread * rng.standard_normal((n, 2))), 0, g - 1).astype(int)
+    rows, cols = np.divmod(np.arange(g * g), g)
+    return pos, np.stack([rows, cols], axis=1) / max(g - 1, 1)
+
+
+def paste_digit(canvas: np.ndarray, rng: np.random.Generator, digits: np.ndarray, own: int,
+                at: Tuple[int, int], n_distractors: int, size: int, intensity: float) -> None:
+    """Clutter and object of one square canvas, in place (pixel-wise maximum each time).
+
+    ``n_distractors`` fragments of side ``size``, cut at random from ``digits`` other than
+    ``own`` and multiplied by ``intensity``, at uniformly random places; then the digit
+    ``own`` with its top-left pixel at ``at``.
+    """
+    O, S = digits.shape[1], canvas.shape[0]
+    for _ in range(n_distractors):
+        src = int(rng.integers(0, digits.shape[0]))
+        while src == own:
+            src = int(rng.integers(0, digits.shape[0]))
+        a, b = rng.integers(0, O - size + 1, size=2)
+        r, c = rng.integers(0, S - size + 1, size=2)
+        frag = intensity * digits[src, a:a + size, b:b + size]
+        canvas[r:r + size, c:c + size] = np.maximum(canvas[r:r + size, c:c + size], frag)
+    r, c = at
+    canvas[r:r + O, c:c + O] = np.maximum(canvas[r:r + O, c:c + O], digits[own])
 
 
 def make_cluttered_digits(n_samples: Any = None, *, classes: Sequence[int] = (0, 1, 2, 3, 4, 5),
@@ -112,28 +180,20 @@ def make_cluttered_digits(n_samples: Any = None, *, classes: Sequence[int] = (0,
         digit_index : (n,) index of the digit in load_digits
         window, stride, grid, scale : the window geometry
     """
-    try:
-        from sklearn.datasets import load_digits
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError("make_cluttered_digits needs scikit-learn (pip install "
-                          "'gmmfast[datasets]').") from exc
+    load_digits = digits_loader("make_cluttered_digits")
     grid = check_int(grid, "grid", 1)
     stride = check_int(stride, "stride", 1)
-    n_distractors = check_int(n_distractors, "n_distractors", 0)
-    distractor_size = check_int(distractor_size, "distractor_size", 1, 8)
-    for name, v in (("spread", spread), ("noise", noise),
-                    ("distractor_intensity", distractor_intensity)):
-        if not (isinstance(v, (int, float)) and np.isfinite(v) and v >= 0):
-            raise ValueError(f"{name} must be a finite number >= 0, got {v!r}.")
-    dtype = np.dtype(dtype)
-    if dtype not in (np.float32, np.float64):
-        raise ValueError(f"dtype must be float32 or float64, got {dtype}.")
-    classes = [int(c) for c in classes]
-    if len(classes) < 2 or len(set(classes)) != len(classes) or not all(
-            0 <= c <= 9 for c in classes):
-        raise ValueError(f"classes must be at least two distinct digits in 0..9, got {classes}.")
     scale = check_int(scale, "scale", 1)
+    side = 8 * scale + stride * (grid - 1)
+    n_distractors = check_canvas(side, "8 * scale + stride * (grid - 1)", n_distractors)
+    distractor_size = check_int(distractor_size, "distractor_size", 1, 8)
+    spread = check_real(spread, "spread", 0.0)
+    noise = check_real(noise, "noise", 0.0)
+    distractor_intensity = check_real(distractor_intensity, "distractor_intensity", 0.0, 1.0)
+    dtype = check_float_dtype(dtype)
+    classes = check_digit_classes(classes)
     rng = check_random_state(random_state)
+    n = None if n_samples is None else check_int(n_samples, "n_samples", 1)
     digits = load_digits()
     images8 = digits.images / 16.0
     if scale > 1:
@@ -142,35 +202,19 @@ def make_cluttered_digits(n_samples: Any = None, *, classes: Sequence[int] = (0,
     win = 8 * scale
     labels = digits.target
     pool = np.flatnonzero(np.isin(labels, classes))
-    if n_samples is None:
+    if n is None:
         n = pool.shape[0]
-    else:
-        n = check_int(n_samples, "n_samples", 1)
     order = rng.permutation(pool)
     chosen = order[np.arange(n) % order.shape[0]]
     remap = {c: k for k, c in enumerate(classes)}
     target = np.array([remap[int(labels[i])] for i in chosen], dtype=np.int64)
-    side = win + stride * (grid - 1)
-    centre = (grid - 1) / 2.0
-    pos = np.clip(np.rint(centre + spread * rng.standard_normal((n, 2))), 0, grid - 1).astype(int)
+    pos, positions = draw_windows(rng, n, grid, spread)
     canvas = rng.uniform(0.0, noise, size=(n, side, side)) if noise > 0 else np.zeros(
         (n, side, side))
-    s = distractor_size * scale
     for k in range(n):
-        for _ in range(n_distractors):
-            src = int(rng.integers(0, images8.shape[0]))
-            while src == chosen[k]:
-                src = int(rng.integers(0, images8.shape[0]))
-            a, b = rng.integers(0, win - s + 1, size=2)
-            r, c = rng.integers(0, side - s + 1, size=2)
-            frag = distractor_intensity * images8[src, a:a + s, b:b + s]
-            canvas[k, r:r + s, c:c + s] = np.maximum(canvas[k, r:r + s, c:c + s], frag)
-        r, c = pos[k] * stride
-        canvas[k, r:r + win, c:c + win] = np.maximum(canvas[k, r:r + win, c:c + win],
-                                                     images8[chosen[k]])
+        paste_digit(canvas[k], rng, images8, chosen[k], pos[k] * stride, n_distractors,
+                    distractor_size * scale, distractor_intensity)
     canvas = np.clip(canvas, 0.0, 1.0).astype(dtype)
-    rows, cols = np.divmod(np.arange(grid * grid), grid)
-    positions = np.stack([rows, cols], axis=1) / max(grid - 1, 1)
     return Bunch(data=window_features(canvas, win, stride, grid, scale), target=target,
                  latent=(pos[:, 0] * grid + pos[:, 1]).astype(np.int64), positions=positions,
                  images=canvas, digit_index=chosen, window=win, stride=stride, grid=grid,

@@ -26,13 +26,13 @@ The class is the digit, the latent variable the window that holds it.
 """
 from __future__ import annotations
 
-import numbers
 from typing import Any, Sequence
 
 import numpy as np
 
-from .._validation import check_int, check_random_state
-from ._digits import Bunch
+from .._validation import check_float_dtype, check_int, check_random_state, check_real
+from ._digits import (Bunch, check_canvas, check_digit_classes, digits_loader, draw_windows,
+                      paste_digit)
 
 __all__ = ["make_cluttered_objects", "orientation_cells"]
 
@@ -75,14 +75,6 @@ def _textures() -> list:
         grey = im.astype(np.float64).mean(axis=2) / 255.0
         out.append(zoom(grey, 0.5, order=1))
     return out
-
-
-def _check_real(value: Any, name: str, high: float = np.inf) -> float:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) or not (
-            np.isfinite(value) and 0 <= value <= high):
-        rng = ">= 0" if high == np.inf else f"in [0, {high}]"
-        raise ValueError(f"{name} must be a finite real number {rng}, got {value!r}.")
-    return float(value)
 
 
 def make_cluttered_objects(n_per_class: int = 50, *,
@@ -140,11 +132,7 @@ def make_cluttered_objects(n_per_class: int = 50, *,
         digit_index : (n,) index of the digit in load_digits
         grid, window, cell, classes : the geometry (window in pixels)
     """
-    try:
-        from sklearn.datasets import load_digits
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError("make_cluttered_objects needs scikit-learn (pip install "
-                          "'gmmfast[datasets]').") from exc
+    load_digits = digits_loader("make_cluttered_objects")
     from scipy.ndimage import zoom
     n_per_class = check_int(n_per_class, "n_per_class", 1)
     scale = check_int(scale, "scale", 1)
@@ -154,20 +142,16 @@ def make_cluttered_objects(n_per_class: int = 50, *,
                          f"of cell = {cell}.")
     oc = 8 * scale // cell
     canvas_cells = check_int(canvas_cells, "canvas_cells", oc)
-    spread = _check_real(spread, "spread")
-    n_distractors = check_int(n_distractors, "n_distractors", 0)
+    S = canvas_cells * cell
+    n_distractors = check_canvas(S, "canvas_cells * cell", n_distractors)
+    spread = check_real(spread, "spread", 0.0)
     distractor_size = check_int(distractor_size, "distractor_size", 1, 8)
-    distractor_intensity = _check_real(distractor_intensity, "distractor_intensity", 1.0)
-    background = _check_real(background, "background", 1.0)
-    noise = _check_real(noise, "noise")
+    distractor_intensity = check_real(distractor_intensity, "distractor_intensity", 0.0, 1.0)
+    background = check_real(background, "background", 0.0, 1.0)
+    noise = check_real(noise, "noise", 0.0)
     n_bins = check_int(n_bins, "n_bins", 2)
-    dtype = np.dtype(dtype)
-    if dtype not in (np.float32, np.float64):
-        raise ValueError(f"dtype must be float32 or float64, got {dtype}.")
-    classes = [int(c) for c in classes]
-    if len(classes) < 2 or len(set(classes)) != len(classes) or not all(
-            0 <= c <= 9 for c in classes):
-        raise ValueError(f"classes must be at least two distinct digits in 0..9, got {classes}.")
+    dtype = check_float_dtype(dtype)
+    classes = check_digit_classes(classes)
     rng = check_random_state(random_state)
     digits = load_digits()
     labels = digits.target
@@ -176,20 +160,20 @@ def make_cluttered_objects(n_per_class: int = 50, *,
         raise ValueError(f"n_per_class must be at most {available} (the digits load_digits "
                          f"has of the rarest class), got {n_per_class}.")
     big = np.clip(zoom(digits.images / 16.0, (1, scale, scale), order=1), 0.0, 1.0)
-    O = 8 * scale
-    S = canvas_cells * cell
     g = canvas_cells - oc + 1
     textures = _textures()
+    limit = min(min(t.shape) for t in textures)
+    if S > limit:
+        raise ValueError(f"the canvas side canvas_cells * cell = {S} pixels is larger than the "
+                         f"background photographs ({limit} pixels); use fewer canvas_cells.")
     chosen = np.concatenate([rng.choice(np.flatnonzero(labels == c), n_per_class,
                                         replace=False) for c in classes])
     chosen = rng.permutation(chosen)
     n = chosen.shape[0]
     remap = {c: k for k, c in enumerate(classes)}
     target = np.array([remap[int(labels[i])] for i in chosen], dtype=np.int64)
-    centre = (g - 1) / 2.0
-    pos = np.clip(np.rint(centre + spread * rng.standard_normal((n, 2))), 0, g - 1).astype(int)
+    pos, positions = draw_windows(rng, n, g, spread)
     canvas = np.empty((n, S, S))
-    s = distractor_size * scale
     for k in range(n):
         t = textures[int(rng.integers(len(textures)))]
         r0 = int(rng.integers(0, t.shape[0] - S + 1))
@@ -200,26 +184,15 @@ def make_cluttered_objects(n_per_class: int = 50, *,
         span = bg.max() - bg.min()
         bg = (bg - bg.min()) / span if span > 0 else np.zeros_like(bg)
         canvas[k] = background * bg + noise * rng.random((S, S))
-        for _ in range(n_distractors):
-            src = int(rng.integers(0, big.shape[0]))
-            while src == chosen[k]:
-                src = int(rng.integers(0, big.shape[0]))
-            a, b = rng.integers(0, O - s + 1, size=2)
-            r, c = rng.integers(0, S - s + 1, size=2)
-            frag = distractor_intensity * big[src, a:a + s, b:b + s]
-            canvas[k, r:r + s, c:c + s] = np.maximum(canvas[k, r:r + s, c:c + s], frag)
-        r, c = pos[k] * cell
-        canvas[k, r:r + O, c:c + O] = np.maximum(canvas[k, r:r + O, c:c + O], big[chosen[k]])
+        paste_digit(canvas[k], rng, big, chosen[k], pos[k] * cell, n_distractors,
+                    distractor_size * scale, distractor_intensity)
     canvas = np.clip(canvas, 0.0, 1.0)
     H = orientation_cells(canvas, cell, n_bins)
-    L = g * g
-    X = np.empty((n, L, oc * oc * n_bins), dtype=dtype)
+    X = np.empty((n, g * g, oc * oc * n_bins), dtype=dtype)
     for a in range(g):
         for b in range(g):
             v = H[:, a:a + oc, b:b + oc].reshape(n, -1)
             X[:, a * g + b] = v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)
-    rows, cols = np.divmod(np.arange(L), g)
-    positions = np.stack([rows, cols], axis=1) / max(g - 1, 1)
     return Bunch(data=X, target=target, latent=(pos[:, 0] * g + pos[:, 1]).astype(np.int64),
                  positions=positions, images=canvas.astype(dtype), digit_index=chosen, grid=g,
-                 window=O, cell=cell, classes=np.array(classes))
+                 window=8 * scale, cell=cell, classes=np.array(classes))

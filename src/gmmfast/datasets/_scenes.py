@@ -22,23 +22,27 @@ labelings that are spatially coherent carry the class signal.
 """
 from __future__ import annotations
 
-import math
-import numbers
 from typing import Any, Dict, Tuple, Union
 
 import numpy as np
 
-from .._validation import check_int, check_random_state
+from .._validation import (INT32_MAX, check_float_dtype, check_grid, check_int,
+                           check_random_state, check_real)
 
 
-def _check_fraction(value: Any, name: str, high: float = math.inf) -> float:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise ValueError(f"{name} must be a real number, got {value!r}.")
-    v = float(value)
-    if not math.isfinite(v) or v < 0 or v > high:
-        rng = "finite and >= 0" if high == math.inf else f"in [0, {high}]"
-        raise ValueError(f"{name} must be {rng}, got {value!r}.")
-    return v
+def check_layout(n_samples: Any, n_classes: Any, n_parts: Any, grid: Any,
+                 regions_per_class: Any, layout_jitter: Any, part_swap: Any
+                 ) -> Tuple[int, int, int, Tuple[int, int], int, float, float]:
+    """The layout parameters of the scene generators (see :func:`make_scenes`), checked:
+    labels and parts are stored as int32, so n_classes and n_parts are at most 2**31 - 1."""
+    n_samples = check_int(n_samples, "n_samples", 1)
+    n_classes = check_int(n_classes, "n_classes", 1, INT32_MAX)
+    n_parts = check_int(n_parts, "n_parts", 1, INT32_MAX)
+    H, W = check_grid(grid)
+    K = check_int(regions_per_class, "regions_per_class", 1, min(n_parts, H * W))
+    layout_jitter = check_real(layout_jitter, "layout_jitter", 0.0)
+    part_swap = check_real(part_swap, "part_swap", 0.0, 1.0)
+    return n_samples, n_classes, n_parts, (H, W), K, layout_jitter, part_swap
 
 
 def make_scenes(n_samples: int = 300, n_classes: int = 5, n_parts: int = 12,
@@ -91,23 +95,12 @@ def make_scenes(n_samples: int = 300, n_classes: int = 5, n_parts: int = 12,
         as (row, col) in cell units, ``parts`` (n_classes, regions_per_class),
         ``templates`` (n_classes, H, W): the unjittered layout of each class.
     """
-    n_samples = check_int(n_samples, "n_samples", 1)
-    n_classes = check_int(n_classes, "n_classes", 1)
-    n_parts = check_int(n_parts, "n_parts", 1)
-    d = check_int(n_features, "n_features", 1)
-    if (not isinstance(grid, (tuple, list)) or len(grid) != 2
-            or not all(isinstance(g, numbers.Integral) and not isinstance(g, bool) and g >= 1
-                       for g in grid)):
-        raise ValueError(f"grid must be a pair (H, W) of positive integers, got {grid!r}.")
-    H, W = int(grid[0]), int(grid[1])
+    n_samples, n_classes, n_parts, (H, W), K, layout_jitter, part_swap = check_layout(
+        n_samples, n_classes, n_parts, grid, regions_per_class, layout_jitter, part_swap)
     R = H * W
-    K = check_int(regions_per_class, "regions_per_class", 1, min(n_parts, R))
-    noise = _check_fraction(noise, "noise")
-    layout_jitter = _check_fraction(layout_jitter, "layout_jitter")
-    part_swap = _check_fraction(part_swap, "part_swap", 1.0)
-    dt = np.dtype(dtype)
-    if dt not in (np.float32, np.float64):
-        raise ValueError(f"dtype must be float32 or float64, got {dt}.")
+    d = check_int(n_features, "n_features", 1)
+    noise = check_real(noise, "noise", 0.0)
+    dt = check_float_dtype(dtype)
     rng = check_random_state(random_state)
 
     prototypes = rng.normal(size=(n_parts, d))

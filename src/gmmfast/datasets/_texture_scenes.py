@@ -29,9 +29,9 @@ from typing import Any, Dict, Tuple, Union
 
 import numpy as np
 
-from .._validation import check_int, check_random_state
+from .._validation import check_float_dtype, check_int, check_random_state, check_real
 from ._objects import orientation_cells
-from ._scenes import _check_fraction, scene_layouts
+from ._scenes import check_layout, scene_layouts
 
 __all__ = ["make_texture_scenes"]
 
@@ -91,25 +91,14 @@ def make_texture_scenes(n_samples: int = 600, n_classes: int = 5, n_parts: int =
     params : dict, only with ``return_params``: ``seeds``, ``parts``, ``templates``
         (as make_scenes), ``brightness`` (n_parts,), ``images`` (n, H cell, W cell).
     """
-    n_samples = check_int(n_samples, "n_samples", 1)
-    n_classes = check_int(n_classes, "n_classes", 1)
-    n_parts = check_int(n_parts, "n_parts", 1)
-    if (not isinstance(grid, (tuple, list)) or len(grid) != 2
-            or not all(isinstance(g, (int, np.integer)) and not isinstance(g, bool) and g >= 1
-                       for g in grid)):
-        raise ValueError(f"grid must be a pair (H, W) of positive integers, got {grid!r}.")
-    H, W = int(grid[0]), int(grid[1])
+    n_samples, n_classes, n_parts, (H, W), K, layout_jitter, part_swap = check_layout(
+        n_samples, n_classes, n_parts, grid, regions_per_class, layout_jitter, part_swap)
     if H != W:
         raise ValueError(f"grid must be square (H == W) for the painted images, got {grid!r}.")
     cell = check_int(cell, "cell", 4)
-    K = check_int(regions_per_class, "regions_per_class", 1, min(n_parts, H * W))
-    layout_jitter = _check_fraction(layout_jitter, "layout_jitter")
-    part_swap = _check_fraction(part_swap, "part_swap", 1.0)
-    noise = _check_fraction(noise, "noise")
+    noise = check_real(noise, "noise", 0.0)
     n_bins = check_int(n_bins, "n_bins", 2)
-    dt = np.dtype(dtype)
-    if dt not in (np.float32, np.float64):
-        raise ValueError(f"dtype must be float32 or float64, got {dt}.")
+    dt = check_float_dtype(dtype)
     rng = check_random_state(random_state)
 
     brightness = rng.uniform(0.3, 0.7, size=n_parts)

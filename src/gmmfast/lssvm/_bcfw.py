@@ -22,13 +22,13 @@ from typing import Any, Optional, Tuple
 
 import numpy as np
 
-from ._cutting_plane import SolveInfo, check_solver_args
+from ._cutting_plane import BoundSolver, SolveInfo
 from ._models import Augmented
 
 __all__ = ["BCFW"]
 
 
-class BCFW:
+class BCFW(BoundSolver):
     """Block-coordinate Frank-Wolfe for the bounds of one training set (see module docstring).
 
     Parameters
@@ -42,23 +42,10 @@ class BCFW:
 
     def __init__(self, model: Any, data: Any, y: np.ndarray, idx: np.ndarray, lam: float, *,
                  tol: float, max_iter: int, table: bool = False, seed: int = 0):
-        idx = check_solver_args(model, data, y, idx, lam, tol, max_iter)
-        self.model, self.data, self.y, self.idx = model, data, y, idx
-        self.lam = float(lam)
-        self.tol = float(tol)
-        self.max_iter = int(max_iter)
-        self.table = table
-        self.m = int(idx.shape[0])
-        self.D = int(model.size_joint_feature(data))
+        super().__init__(model, data, y, idx, lam, tol=tol, max_iter=max_iter, table=table)
         self.rng = np.random.default_rng(seed)
         self.P: Optional[np.ndarray] = None
         self.ell: Optional[np.ndarray] = None
-        self.n_passes = 0
-
-    def evaluate(self, w: np.ndarray) -> Augmented:
-        self.n_passes += 1
-        return self.model.loss_augmented(self.data, self.y, w, self.idx, table=self.table,
-                                         phi=True)
 
     def primal(self, w: np.ndarray, aug: Augmented, psi_sum: np.ndarray) -> float:
         return 0.5 * self.lam * float(w @ w) + (float(aug.H.sum()) - float(psi_sum @ w)) / self.m
@@ -67,11 +54,10 @@ class BCFW:
               ) -> Tuple[np.ndarray, Augmented, SolveInfo]:
         lam, m = self.lam, self.m
         psi_sum = self.model.phi_sum(self.data, self.y, z, self.idx)
+        w_start, aug_start = self._start(w_start, aug_start)
         if self.P is None:   # alpha_i on the fixed labelling (y_i, z_i): w(alpha) = 0
             self.P = self.model.joint_features(self.data, self.y, z, self.idx)
             self.ell = np.zeros(m)
-        if aug_start is None:
-            aug_start = self.evaluate(w_start)
         best_w, best_aug = w_start, aug_start
         best_p = self.primal(w_start, aug_start, psi_sum)
         epochs, converged = 0, False

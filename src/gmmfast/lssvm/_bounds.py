@@ -57,12 +57,13 @@ from typing import Any, List, Optional, Tuple
 
 import numpy as np
 
+from .._validation import check_array, check_int, check_real
 from ..core import Selection
 from ..latent import sample_latent, table_value
 from ._bcfw import BCFW
 from ._cutting_plane import CuttingPlane, SolveInfo
 from ._dcd import DCD
-from ._models import Augmented
+from ._models import Augmented, check_indices, integer_array
 
 __all__ = ["LSSVMBounds", "MultifoldBias", "lagrangian_select", "subset_select"]
 
@@ -93,6 +94,14 @@ def budget_for(threshold: float, const: float, touching_value: float = -np.inf) 
     return float(max(B, touching_value))
 
 
+def _check_costs(costs: Any) -> np.ndarray:
+    """A cost table: a 2-D float64 array of real numbers or +inf (a value never taken)."""
+    costs = check_array(costs, "costs", dtype=np.float64, finite=False)
+    if np.isnan(costs).any() or (costs == -np.inf).any():
+        raise ValueError("costs must not contain NaN or -inf (+inf marks a value never taken).")
+    return costs
+
+
 def lagrangian_select(gain: np.ndarray, costs: np.ndarray, budget: float,
                       start: np.ndarray, n_bisect: int = 60) -> Tuple[np.ndarray, float]:
     """Maximise sum_i gain[i, z_i] subject to fsum_i costs[i, z_i] <= budget (approximately).
@@ -103,10 +112,24 @@ def lagrangian_select(gain: np.ndarray, costs: np.ndarray, budget: float,
     is found by bisection (in log scale); then, from that valid z(mu_hi), the
     examples where z(mu_lo) differs are switched greedily by gain per unit of
     cost while the budget allows. Returns a valid configuration and its cost.
+
+    ``costs`` (n, m): real numbers, +inf where a value is never taken; ``gain`` (n, m):
+    finite wherever ``costs`` is (anything elsewhere); ``budget`` finite; ``start`` (n,)
+    values in [0, m); ``n_bisect`` an integer >= 0.
     """
-    n = costs.shape[0]
-    rows = np.arange(n)
+    costs = _check_costs(costs)
+    n, m = costs.shape
+    gain = check_array(gain, "gain", dtype=np.float64, finite=False)
+    if gain.shape != costs.shape:
+        raise ValueError(f"gain must have the shape of costs {costs.shape}, got {gain.shape}.")
+    budget = check_real(budget, "budget")
+    start = check_indices(start, "start", (n,), m)
+    n_bisect = check_int(n_bisect, "n_bisect", 0)
     finite = np.isfinite(costs)
+    if not np.isfinite(gain[finite]).all():
+        raise ValueError("gain must be finite wherever costs is finite (it is ignored where "
+                         "costs is +inf).")
+    rows = np.arange(n)
     g = np.where(finite, gain, -np.inf)
 
     def pick(mu: float) -> np.ndarray:
@@ -119,10 +142,11 @@ def lagrangian_select(gain: np.ndarray, costs: np.ndarray, budget: float,
     v0 = value(z0)
     if v0 <= budget:
         return z0, v0
-    best = np.ascontiguousarray(start, dtype=np.int32).copy()
+    best = start.copy()
     best_v = value(best)
     if not best_v <= budget:
-        raise ValueError("the start configuration is not within budget")
+        raise ValueError(f"start must be within budget: it costs {best_v!r}, more than the "
+                         f"budget {budget!r}.")
     # scale: a multiplier that makes cost differences comparable with gain differences
     gspan = float(np.nanmax(np.where(finite, g, np.nan)) - np.nanmin(np.where(finite, g, np.nan)))
     cdiff = np.where(finite, costs, np.nan) - costs[rows, best][:, None]
@@ -184,9 +208,26 @@ def subset_select(costs: np.ndarray, touching: np.ndarray, previous: np.ndarray,
     non-increasing in s (each switch lowers it), so s is found by bisection.
     ``touching`` and ``previous`` have shape (n,) or (n,) + latent_shape (an
     example's latent variables switch together); ``costs`` has one row per
-    latent variable, in the order of ``touching.reshape(-1)``.
+    latent variable, in the order of ``touching.reshape(-1)`` (real numbers, +inf
+    where a value is never taken). ``order`` is a permutation of the n examples,
+    ``min_size`` an integer in [0, n], ``budget`` finite and at least the cost of
+    ``touching``.
     """
+    costs = _check_costs(costs)
+    m = costs.shape[1]
+    touching = integer_array(touching, "touching")
+    if touching.ndim == 0 or touching.size != costs.shape[0]:
+        raise ValueError(f"touching must have one latent value per row of costs "
+                         f"({costs.shape[0]}), in an array of shape (n,) or (n,) + "
+                         f"latent_shape; got shape {touching.shape}.")
+    touching = check_indices(touching, "touching", touching.shape, m)
+    previous = check_indices(previous, "previous", touching.shape, m)
     n = touching.shape[0]
+    order = check_indices(order, "order", (n,), n, dtype=np.intp)
+    if n and np.bincount(order, minlength=n).max() != 1:
+        raise ValueError(f"order must be a permutation of the {n} examples (each once).")
+    budget = check_real(budget, "budget")
+    min_size = check_int(min_size, "min_size", 0, n)
 
     def config(s: int) -> np.ndarray:
         z = previous.copy()
@@ -197,11 +238,14 @@ def subset_select(costs: np.ndarray, touching: np.ndarray, previous: np.ndarray,
     def value(z: np.ndarray) -> float:
         return table_value(costs, z.reshape(-1))
 
-    s_lo = min(max(min_size, 0), n)
+    s_lo = min_size
     z = config(s_lo)
     v = value(z)
     if v <= budget:
         return z, v, s_lo
+    if not value(touching) <= budget:
+        raise ValueError(f"touching must be within budget: it costs {value(touching)!r}, more "
+                         f"than the budget {budget!r}.")
     lo, hi = s_lo, n           # config(lo) invalid, config(hi) valid
     while hi - lo > 1:
         mid = (lo + hi) // 2

@@ -26,16 +26,15 @@ never worse (by the solver's own evaluation) than the warm start.
 from __future__ import annotations
 
 from dataclasses import dataclass
-import numbers
 from typing import Any, Optional, Tuple
 
 import numpy as np
 
 from .._kernels import _lssvm as K
-from .._validation import check_array, check_int
-from ._models import Augmented
+from .._validation import check_array, check_int, check_real
+from ._models import Augmented, LatentModel, check_weights
 
-__all__ = ["CuttingPlane", "SolveInfo", "solve_simplex_qp"]
+__all__ = ["BoundSolver", "CuttingPlane", "SolveInfo", "solve_simplex_qp"]
 
 
 def _lu_solve(M: np.ndarray, rhs: np.ndarray) -> Optional[np.ndarray]:
@@ -71,7 +70,8 @@ def _active_set(G: np.ndarray, b: np.ndarray, lam: float, alpha: np.ndarray, tol
       (largest b - Ga/lam above mu) enters, or the loop ends;
     - else the step towards x stops where a coordinate reaches 0, which leaves.
 
-    Non-finite solutions end the loop early: SMO finishes the job.
+    Non-finite or inaccurate solutions (1'x = 1 not met to 1e-9) end the loop early, alpha
+    still on the simplex: SMO finishes the job.
     """
     S = list(np.flatnonzero(alpha > 0))
     scale = max(float(np.max(np.abs(np.diag(G)))), 1e-300)
@@ -119,6 +119,9 @@ def _active_set(G: np.ndarray, b: np.ndarray, lam: float, alpha: np.ndarray, tol
                 S = [s_ for s_ in S if alpha[s_] > 0]
                 continue
         x, mu = sol[:k], sol[k] / lam
+        if not abs(float(x.sum()) - 1.0) <= 1e-9:
+            # 1'x = 1 lost to rounding (lam b much larger than G): the rest is SMO's
+            return
         if np.all(x >= 0):
             alpha[:] = 0.0
             alpha[S] = x
@@ -135,11 +138,19 @@ def _active_set(G: np.ndarray, b: np.ndarray, lam: float, alpha: np.ndarray, tol
             t = float(min(1.0, ratios.min()))
             new = cur + t * (x - cur)
             new[new < 1e-15] = 0.0
+            if not new.sum() > 0:
+                return
             alpha[S] = new
             alpha /= alpha.sum()
             S = [s_ for s_ in S if alpha[s_] > 0]
             if not S:
                 return
+
+
+#: Largest magnitude of the entries of G, b and G / lam that solve_simplex_qp accepts: below
+#: it every quantity of the SMO steps (gradients, their squared differences, curvatures) is
+#: finite in float64.
+QP_MAX_ABS = 1e150
 
 
 def solve_simplex_qp(G: Any, b: Any, lam: float, alpha: Optional[Any] = None,
@@ -157,6 +168,9 @@ def solve_simplex_qp(G: Any, b: Any, lam: float, alpha: Optional[Any] = None,
         A symmetric positive semi-definite Gram matrix (finite).
     b : array (K,)
     lam : float > 0
+        The entries of G, b and G / lam must be at most ``QP_MAX_ABS`` = 1e150 in
+        magnitude (divide b and G by the same number to scale a problem: the
+        maximiser does not change).
     alpha : array (K,), optional
         Start: a point of the simplex (default: uniform). Not modified.
     tol : float >= 0
@@ -174,11 +188,14 @@ def solve_simplex_qp(G: Any, b: Any, lam: float, alpha: Optional[Any] = None,
     if not np.allclose(G, G.T, rtol=0.0, atol=1e-12 * scale) or (np.diag(G) < 0).any():
         raise ValueError("G must be a symmetric positive semi-definite Gram matrix; it is not "
                          "symmetric or has a negative diagonal entry.")
-    if isinstance(lam, bool) or not isinstance(lam, numbers.Real) or not 0 < lam < np.inf:
-        raise ValueError(f"lam must be a finite real number > 0, got {lam!r}.")
-    if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not 0 <= tol < np.inf:
-        raise ValueError(f"tol must be a finite real number >= 0, got {tol!r}.")
+    lam = check_real(lam, "lam", 0.0, low_open=True)
+    tol = check_real(tol, "tol", 0.0)
     max_iter = check_int(max_iter, "max_iter", 1)
+    for name, top in (("G", scale), ("b", float(np.abs(b).max())), ("G / lam", scale / lam)):
+        if not top <= QP_MAX_ABS:
+            raise ValueError(f"{name} has entries up to {top:.3g} in magnitude (lam={lam!r}); "
+                             f"the solver accepts at most {QP_MAX_ABS:g} for G, b and G / lam: "
+                             "divide b and G by the same number (the maximiser is the same).")
     if alpha is None:
         alpha = np.full(K_, 1.0 / K_)
     else:
@@ -188,7 +205,7 @@ def solve_simplex_qp(G: Any, b: Any, lam: float, alpha: Optional[Any] = None,
                              f"summing to 1, got shape {alpha.shape} and sum "
                              f"{alpha.sum() if alpha.size else 0.0!r}.")
         alpha /= alpha.sum()
-    _qp(G, b, float(lam), alpha, float(tol), max_iter)
+    _qp(G, b, lam, alpha, tol, max_iter)
     return alpha, float(alpha @ b - alpha @ G @ alpha / (2 * lam))
 
 
@@ -211,24 +228,61 @@ def _qp(G: np.ndarray, b: np.ndarray, lam: float, alpha: np.ndarray, tol: float,
 
 
 def check_solver_args(model: Any, data: Any, y: Any, idx: Any, lam: float, tol: float,
-                      max_iter: int) -> np.ndarray:
-    """Validate a bound solver's arguments; returns idx as int64 (the model checks y and idx
-    against the data at every pass)."""
-    if isinstance(lam, bool) or not isinstance(lam, numbers.Real) or not 0 < lam < np.inf:
-        raise ValueError(f"lam must be a finite real number > 0, got {lam!r}.")
-    if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not 0 < tol < np.inf:
-        raise ValueError(f"tol must be a finite real number > 0, got {tol!r}.")
-    check_int(max_iter, "max_iter", 1)
-    n = int(model.n_samples(data))
-    idx = np.asarray(idx)
-    if idx.ndim != 1 or idx.dtype.kind not in "iu" or idx.size == 0:
-        raise ValueError(f"idx must be a non-empty 1-D array of example indices, got dtype "
-                         f"{idx.dtype} and shape {idx.shape}.")
-    if (idx < 0).any() or (idx >= n).any():
-        raise ValueError(f"idx must lie in [0, {n}).")
-    if np.shape(y) != (n,):
-        raise ValueError(f"y must have shape ({n},), got {np.shape(y)}.")
-    return np.ascontiguousarray(idx, dtype=np.int64)
+                      max_iter: int) -> Tuple[Any, np.ndarray, np.ndarray, float, float, int]:
+    """Validate a bound solver's arguments: returns (data, y as int32 labels of every example,
+    idx as a non-empty int64 array of example indices, lam, tol, max_iter). The model checks
+    y and idx again at every pass (O(n) with numpy)."""
+    lam = check_real(lam, "lam", 0.0, low_open=True)
+    tol = check_real(tol, "tol", 0.0, low_open=True)
+    max_iter = check_int(max_iter, "max_iter", 1)
+    if not isinstance(model, LatentModel):
+        raise ValueError(f"model must be a gmmfast.lssvm.LatentModel, got {model!r:.80}.")
+    data, y, idx = model._batch(data, y, idx)
+    if idx.size == 0:
+        raise ValueError("idx must be a non-empty 1-D array of example indices, got none.")
+    R = model.feature_norm_bound(data)
+    if R is not None and not np.isfinite(16.0 * R * R / lam):
+        # the planes' Gram entries are up to 4 R^2; over lam, with room for their differences
+        raise ValueError(f"the joint features of X (norms up to {R:.3g}) overflow the solver's "
+                         f"arithmetic at lam={lam!r}: 16 R^2 / lam must be finite; scale X or "
+                         "use a larger lam.")
+    return data, y, idx, lam, tol, max_iter
+
+
+class BoundSolver:
+    """What the bound solvers share: the validated training set (model, data, y, the examples
+    ``idx``), lam, the stopping rule (tol, max_iter), and one loss-augmented pass at a point.
+
+    Subclasses define ``solve(z, w_start, aug_start=None) -> (w, Augmented, SolveInfo)``.
+    """
+
+    def __init__(self, model: Any, data: Any, y: np.ndarray, idx: np.ndarray, lam: float, *,
+                 tol: float, max_iter: int, table: bool = False):
+        data, y, idx, lam, tol, max_iter = check_solver_args(model, data, y, idx, lam, tol,
+                                                             max_iter)
+        self.model, self.data, self.y, self.idx = model, data, y, idx
+        self.lam, self.tol, self.max_iter = lam, tol, max_iter
+        self.table = bool(table)
+        self.m = int(idx.shape[0])
+        self.D = int(model.size_joint_feature(data))
+        self.n_passes = 0
+
+    def evaluate(self, w: np.ndarray) -> Augmented:
+        """One loss-augmented pass at w over the examples (the plane and the primal value)."""
+        self.n_passes += 1
+        return self.model.loss_augmented(self.data, self.y, w, self.idx, table=self.table, phi=True)
+
+    def _start(self, w_start: Any, aug_start: Optional[Augmented]
+               ) -> Tuple[np.ndarray, Augmented]:
+        """The start point checked (a vector of D reals, the same object when it is one already
+        in float64) and its pass (evaluated unless given)."""
+        w_start = check_weights(w_start, self.D, "w_start")
+        if aug_start is None:
+            return w_start, self.evaluate(w_start)
+        if not isinstance(aug_start, Augmented):
+            raise ValueError(f"aug_start must be None or the Augmented pass at w_start, got "
+                             f"{type(aug_start).__name__}.")
+        return w_start, aug_start
 
 
 @dataclass
@@ -243,7 +297,7 @@ class SolveInfo:
     converged: bool
 
 
-class CuttingPlane:
+class CuttingPlane(BoundSolver):
     """The 1-slack cutting-plane solver for the bounds of one training set.
 
     Parameters
@@ -268,27 +322,13 @@ class CuttingPlane:
     def __init__(self, model: Any, data: Any, y: np.ndarray, idx: np.ndarray, lam: float, *,
                  tol: float, max_iter: int, table: bool = False, max_planes: int = 500,
                  inactive_limit: int = 50):
-        idx = check_solver_args(model, data, y, idx, lam, tol, max_iter)
-        self.model, self.data, self.y, self.idx = model, data, y, idx
-        self.lam = float(lam)
-        self.tol = float(tol)
-        self.max_iter = int(max_iter)
-        self.table = table
-        self.max_planes = max_planes
-        self.inactive_limit = inactive_limit
-        self.m = int(idx.shape[0])
-        D = int(model.size_joint_feature(data))
-        self.D = D
-        self.P = np.empty((0, D))        # plane feature means P_k
+        super().__init__(model, data, y, idx, lam, tol=tol, max_iter=max_iter, table=table)
+        self.max_planes = check_int(max_planes, "max_planes", 1)
+        self.inactive_limit = check_int(inactive_limit, "inactive_limit", 0)
+        self.P = np.empty((0, self.D))   # plane feature means P_k
         self.b = np.empty(0)             # plane losses b_k
         self.age = np.empty(0, dtype=np.int64)
         self.alpha: Optional[np.ndarray] = None   # [zero plane, planes...]
-        self.n_passes = 0
-
-    def evaluate(self, w: np.ndarray) -> Augmented:
-        """One loss-augmented pass at w over the examples (the plane and the primal value)."""
-        self.n_passes += 1
-        return self.model.loss_augmented(self.data, self.y, w, self.idx, table=self.table, phi=True)
 
     def primal(self, w: np.ndarray, aug: Augmented, psi: np.ndarray) -> float:
         """P(w) = lam/2 ||w||^2 + 1/m sum_i H_i - psi.w."""
@@ -322,8 +362,7 @@ class CuttingPlane:
         """
         lam, m = self.lam, self.m
         psi = self.model.phi_sum(self.data, self.y, z, self.idx) / m
-        if aug_start is None:
-            aug_start = self.evaluate(w_start)
+        w_start, aug_start = self._start(w_start, aug_start)
         best_w, best_aug = w_start, aug_start
         best_p = self.primal(w_start, aug_start, psi)
         self._add(aug_start)

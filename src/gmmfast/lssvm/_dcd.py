@@ -33,9 +33,10 @@ from typing import Any, Optional, Tuple
 
 import numpy as np
 
+from .._validation import INT32_MAX
 from ._bcfw import BCFW
 from ._cutting_plane import SolveInfo
-from ._models import Augmented
+from ._models import Augmented, check_indices
 
 __all__ = ["DCD", "WorkingSets"]
 
@@ -95,14 +96,12 @@ class DCD(BCFW):
 
     def solve(self, z: np.ndarray, w_start: np.ndarray, aug_start: Optional[Augmented] = None
               ) -> Tuple[np.ndarray, Augmented, SolveInfo]:
-        z = np.ascontiguousarray(z, dtype=np.int32)
-        if z.ndim != 1:
-            raise ValueError("solver='dcd' needs one latent int per example.")
+        # one latent int per example (the model checks each against its latent values)
+        z = check_indices(z, "z", (self.m,), INT32_MAX)
         psi_sum = self.model.phi_sum(self.data, self.y, z, self.idx)
+        w_start, aug_start = self._start(w_start, aug_start)
         if self.ws is None:
             self.ws = WorkingSets.at_labels(self.y[self.idx], z, WORKING_SET_SIZE)
-        if aug_start is None:
-            aug_start = self.evaluate(w_start)
         best_w, best_aug = w_start, aug_start
         best_p = self.primal(w_start, aug_start, psi_sum)
         w, dual = self._w_dual(psi_sum)

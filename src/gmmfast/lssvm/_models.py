@@ -39,7 +39,7 @@ import numpy as np
 
 from .._kernels import _lssvm as K
 from .._kernels._common import openmp_max_threads
-from .._validation import check_array
+from .._validation import INT32_MAX, check_array, check_int, extent
 
 if TYPE_CHECKING:
     from ._dcd import WorkingSets
@@ -121,6 +121,19 @@ class LatentModel:
 
     def n_samples(self, data: Any) -> int:
         return len(data)
+
+    def _data(self, data: Any) -> Any:
+        """Check the structure of prepared data (what the kernels index by); returns it."""
+        return data
+
+    def _batch(self, data: Any, y: Any, idx: Any) -> Tuple[Any, np.ndarray, np.ndarray]:
+        """The arguments of a batch method, checked: the data, y as int32 labels of every
+        example in [0, n_classes), idx as int64 example indices in [0, n)."""
+        data = self._data(data)
+        n = self.n_samples(data)
+        y = check_indices(y, "y", (n,), self.n_classes)
+        idx = check_indices(idx, "idx", None, n, dtype=np.int64)
+        return data, y, idx
 
     def example(self, data: Any, i: int) -> Any:
         return data[i]
@@ -254,14 +267,23 @@ class LatentModel:
 
 
 # -- validation of the batch methods' arguments (they reach boundscheck=False kernels) --------
+def integer_array(a: Any, name: str) -> np.ndarray:
+    """``a`` as an array of integers (any shape), else a ValueError naming ``name``."""
+    try:
+        arr = np.asarray(a)
+    except (ValueError, TypeError) as exc:        # ragged nested sequences
+        raise ValueError(f"{name} must be an array of integers: {exc}") from None
+    if arr.dtype.kind not in "iu":
+        raise ValueError(f"{name} must be an array of integers, got dtype {arr.dtype}.")
+    return arr
+
+
 def check_indices(a: Any, name: str, shape: Optional[Tuple[int, ...]], high: Any, *,
                   dtype: Any = np.int32) -> np.ndarray:
     """``a`` as a C-contiguous ``dtype`` array of ``shape`` (None: any 1-D) with
     0 <= a < high (high may be an array broadcast against a); a ValueError naming ``name``
     otherwise."""
-    arr = np.asarray(a)
-    if arr.dtype.kind not in "iu":
-        raise ValueError(f"{name} must be an array of integers, got dtype {arr.dtype}.")
+    arr = integer_array(a, name)
     if shape is None:
         if arr.ndim != 1:
             raise ValueError(f"{name} must be a 1-D array, got shape {arr.shape}.")
@@ -286,22 +308,51 @@ def check_inplace(a: Any, name: str, shape: Tuple[int, ...]) -> np.ndarray:
     return a
 
 
-def check_weights(w: Any, size: int) -> np.ndarray:
-    """w as a float64 vector of ``size`` entries."""
-    arr = np.asarray(w)
+def check_weights(w: Any, size: int, name: str = "w") -> np.ndarray:
+    """w as a float64 vector of ``size`` finite entries (a ValueError naming ``name``
+    otherwise)."""
+    try:
+        arr = np.asarray(w)
+    except (ValueError, TypeError):               # ragged nested sequences
+        arr = np.asarray(w, dtype=object)
     if arr.dtype.kind not in "fiu" or arr.shape != (size,):
-        raise ValueError(f"w must be a vector of {size} real numbers (size_joint_feature), got "
-                         f"dtype {arr.dtype} and shape {arr.shape}.")
-    return np.ascontiguousarray(arr, dtype=np.float64)
+        raise ValueError(f"{name} must be a vector of {size} real numbers (size_joint_feature), "
+                         f"got dtype {arr.dtype} and shape {arr.shape}.")
+    arr = np.ascontiguousarray(arr, dtype=np.float64)
+    extent(arr, name)
+    return arr
 
 
-def check_data_array(X: Any, kind: str) -> None:
-    """The X of a model's data object: a 3-D C-contiguous float32/float64 array."""
+def check_examples(X: Any, what: str, dtype: Optional[Any] = None) -> np.ndarray:
+    """A model's input X as a finite C-contiguous float32/float64 array of 3 dimensions, none
+    of them empty (through check_array); errors say what X must be (``what``, e.g. "an
+    (n, R, d) array of region features")."""
+    try:
+        ndim = np.ndim(X)
+    except (ValueError, TypeError):               # ragged: check_array says so, naming X
+        ndim = 3
+    if ndim != 3:
+        raise ValueError(f"X must be {what}, got shape {np.shape(X)}.")
+    arr = check_array(X, "X", dtype=dtype, ndim=3)
+    if 0 in arr.shape:
+        raise ValueError(f"X must be {what}, non-empty in every dimension; got shape "
+                         f"{arr.shape}.")
+    return arr
+
+
+def check_prepared(data: Any, kind: type) -> np.ndarray:
+    """A model's prepared data: a ``kind`` (e.g. Candidates) whose X is a non-empty 3-D
+    C-contiguous float32/float64 array; returns that X."""
+    if not isinstance(data, kind):
+        raise ValueError(f"data must be the {kind.__name__} returned by prepare(X), got "
+                         f"{type(data).__name__}.")
+    X = data.X
     if not (isinstance(X, np.ndarray) and X.dtype in (np.float32, np.float64) and X.ndim == 3
             and X.flags.c_contiguous and X.shape[0] >= 1 and X.shape[1] >= 1
             and X.shape[2] >= 1):
-        raise ValueError(f"{kind}.X must be a non-empty C-contiguous float32/float64 array of "
-                         "3 dimensions; build it with the model's prepare(X).")
+        raise ValueError(f"{kind.__name__}.X must be a non-empty C-contiguous float32/float64 "
+                         "array of 3 dimensions; build it with the model's prepare(X).")
+    return X
 
 
 def check_loss_matrix(loss: Optional[Any], n_classes: int) -> np.ndarray:
@@ -315,6 +366,19 @@ def check_loss_matrix(loss: Optional[Any], n_classes: int) -> np.ndarray:
         raise ValueError(f"loss must be a finite non-negative ({C}, {C}) array with a "
                          "zero diagonal.")
     return np.ascontiguousarray(Lm)
+
+
+def pass_sums(loss: np.ndarray, y: np.ndarray, idx: np.ndarray, y_hat: np.ndarray,
+              slots: np.ndarray, loss_slots: np.ndarray, phi: bool, augment: bool
+              ) -> Tuple[Optional[np.ndarray], float]:
+    """(phi_sum, loss_sum) of a kernel's inference pass from its per-chunk slots (None, 0.0
+    without ``phi``). Without ``augment`` the kernel added zeros as Delta: the loss of the
+    predictions is summed here."""
+    if not phi:
+        return None, 0.0
+    if augment:
+        return slots.sum(axis=0).reshape(-1), float(loss_slots.sum())
+    return slots.sum(axis=0).reshape(-1), float(loss[y[idx], y_hat].sum())
 
 
 @dataclass
@@ -349,12 +413,11 @@ class LatentMulticlassModel(LatentModel):
 
     def __init__(self, n_classes: int, *, loss: Optional[Any] = None,
                  positions: Optional[Any] = None):
-        from .._validation import check_int
-        self.n_classes = check_int(n_classes, "n_classes", 2)
+        self.n_classes = check_int(n_classes, "n_classes", 2, INT32_MAX)
         self._loss = check_loss_matrix(loss, self.n_classes)
         if positions is not None:
-            positions = np.array(positions, dtype=np.float64)
-            if positions.ndim != 2 or positions.shape[1] != 2 or not np.isfinite(positions).all():
+            positions = np.array(check_array(positions, "positions", dtype=np.float64))
+            if positions.shape[1] != 2:
                 raise ValueError(f"positions must be an (L, 2) array of finite (row, column) "
                                  f"coordinates, got shape {positions.shape}.")
         self.positions = positions
@@ -366,21 +429,22 @@ class LatentMulticlassModel(LatentModel):
     def prepare(self, X: Any) -> Candidates:
         """Validate X: an (n, L, d) array or a list of (L_i, d) arrays (padded to max L_i)."""
         if isinstance(X, Candidates):
-            self._data(X)
-            if not np.isfinite(X.X).all():
-                raise ValueError("X contains NaN or infinity; all values must be finite.")
+            extent(self._data(X).X, "X")
             return X
         if isinstance(X, np.ndarray) and X.dtype != object:
-            if X.ndim != 3:
-                raise ValueError(f"X must be an (n, L, d) array or a list of (L_i, d) arrays, "
-                                 f"got an array of shape {X.shape}.")
-            arr = check_array(X, "X", ndim=3)
-            n, L, d = arr.shape
-            if L == 0 or d == 0:
-                raise ValueError(f"X must be non-empty in every dimension, got shape {arr.shape}.")
-            n_options = np.full(n, L, dtype=np.int32)
+            arr = check_examples(X, "an (n, L, d) array or a list of (L_i, d) arrays")
+            n_options = np.full(arr.shape[0], arr.shape[1], dtype=np.int32)
         else:
-            items = [np.asarray(a) for a in X]
+            if isinstance(X, (str, bytes)) or not hasattr(X, "__iter__"):
+                raise ValueError(f"X must be an (n, L, d) array or a list of (L_i, d) arrays, "
+                                 f"got {X!r:.80}.")
+            items = []
+            for i, a in enumerate(X):
+                try:
+                    items.append(np.asarray(a))
+                except (ValueError, TypeError) as exc:          # ragged rows
+                    raise ValueError(f"X[{i}] must be an (L_i, d) array of numbers: {exc}"
+                                     ) from None
             if not items:
                 raise ValueError("X is empty: at least one example is required.")
             for i, a in enumerate(items):
@@ -407,12 +471,7 @@ class LatentMulticlassModel(LatentModel):
         return int(data.X.shape[0])
 
     def _data(self, data: Any) -> Candidates:
-        """Check the structure of prepared data (what the kernels index by)."""
-        if not isinstance(data, Candidates):
-            raise ValueError(f"data must be the Candidates returned by prepare(X), got "
-                             f"{type(data).__name__}.")
-        check_data_array(data.X, "Candidates")
-        n, L = data.X.shape[:2]
+        n, L = check_prepared(data, Candidates).shape[:2]
         opts = data.n_options
         if not (isinstance(opts, np.ndarray) and opts.dtype == np.int32 and opts.shape == (n,)
                 and opts.flags.c_contiguous):
@@ -425,13 +484,6 @@ class LatentMulticlassModel(LatentModel):
             raise ValueError(f"X has {L} candidates per example but positions has "
                              f"{self.positions.shape[0]} rows.")
         return data
-
-    def _batch(self, data: Any, y: Any, idx: Any) -> Tuple[Candidates, np.ndarray, np.ndarray]:
-        data = self._data(data)
-        n = data.X.shape[0]
-        y = check_indices(y, "y", (n,), self.n_classes)
-        idx = check_indices(idx, "idx", None, n, dtype=np.int64)
-        return data, y, idx
 
     def _latents(self, data: Candidates, z: Any, idx: np.ndarray) -> np.ndarray:
         return check_indices(z, "z", (idx.shape[0],), data.n_options[idx])
@@ -494,11 +546,7 @@ class LatentMulticlassModel(LatentModel):
         Lm = self._loss if augment else np.zeros((C, C))
         K.augmented_pass(X, data.n_options, y, idx, WT, Lm, H, y_hat, z_hat, tab, slots,
                          loss_slots, _threads(m * L * d * C))
-        phi_sum = slots.sum(axis=0).reshape(-1) if phi else None
-        if phi and not augment:    # Delta of the predictions (the kernel added zeros)
-            loss_sum = float(self._loss[y[idx], y_hat].sum())
-        else:
-            loss_sum = float(loss_slots.sum()) if phi else 0.0
+        phi_sum, loss_sum = pass_sums(self._loss, y, idx, y_hat, slots, loss_slots, phi, augment)
         return Augmented(H, y_hat, z_hat, tab if table else None, phi_sum, loss_sum)
 
     def latent_table(self, data: Candidates, y: np.ndarray, w: np.ndarray,

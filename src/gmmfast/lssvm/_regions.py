@@ -27,23 +27,21 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 
 from .._kernels import _regions as K
-from .._validation import check_array, check_int
+from .._validation import INT32_MAX, check_array, check_grid, check_int, check_real, extent
+from ..cluster._data import check_data
 from ..core import Selection
 from ..latent import table_value
 from ..potts import alpha_expansion, potts_energy, potts_lagrangian
-from ._models import (Augmented, LatentModel, _threads, check_data_array, check_indices,
-                      check_loss_matrix, check_weights)
+from ._models import (Augmented, LatentModel, _threads, check_examples,
+                      check_indices, check_loss_matrix, check_prepared,
+                      check_weights, pass_sums)
 
 __all__ = ["RegionPartModel", "Regions", "PottsBias", "potts_select", "discover_parts",
            "part_unaries", "coherent_labels"]
 
 
-def _check_grid(grid: Any) -> Tuple[int, int]:
-    if (not isinstance(grid, (tuple, list)) or len(grid) != 2
-            or not all(isinstance(g, numbers.Integral) and not isinstance(g, bool) and g >= 1
-                       for g in grid)):
-        raise ValueError(f"grid must be a pair (H, W) of positive integers, got {grid!r}.")
-    return int(grid[0]), int(grid[1])
+#: What the model and the initialisations accept as X.
+_REGION_FEATURES = "an (n, R, d) array of region features"
 
 
 @dataclass
@@ -91,9 +89,9 @@ class RegionPartModel(LatentModel):
 
     def __init__(self, n_classes: int, n_parts: int, grid: Tuple[int, int] = (10, 10), *,
                  loss: Optional[Any] = None, shared_parts: bool = True):
-        self.n_classes = check_int(n_classes, "n_classes", 2)
-        self.n_parts = check_int(n_parts, "n_parts", 1)
-        self.grid = _check_grid(grid)
+        self.n_classes = check_int(n_classes, "n_classes", 2, INT32_MAX)
+        self.n_parts = check_int(n_parts, "n_parts", 1, INT32_MAX)
+        self.grid = check_grid(grid)
         self._loss = check_loss_matrix(loss, self.n_classes)
         if not isinstance(shared_parts, (bool, np.bool_)):
             raise ValueError(f"shared_parts must be True or False, got {shared_parts!r}.")
@@ -120,17 +118,10 @@ class RegionPartModel(LatentModel):
     def prepare(self, X: Any) -> Regions:
         """Validate X: an (n, R, d) array of finite numbers with R = H * W."""
         if isinstance(X, Regions):
-            self._data(X)
-            if not np.isfinite(X.X).all():
-                raise ValueError("X contains NaN or infinity; all values must be finite.")
+            extent(self._data(X).X, "X")
             return X
-        if np.ndim(X) != 3:
-            raise ValueError(f"X must be an (n, R, d) array of region features, got shape "
-                             f"{np.shape(X)}.")
-        arr = check_array(X, "X", ndim=3)
-        n, R, d = arr.shape
-        if d == 0:
-            raise ValueError(f"X must be non-empty in every dimension, got shape {arr.shape}.")
+        arr = check_examples(X, _REGION_FEATURES)
+        R = arr.shape[1]
         if R != self.n_regions:
             raise ValueError(f"X has {R} regions per image but grid {self.grid} has "
                              f"{self.n_regions}.")
@@ -140,22 +131,11 @@ class RegionPartModel(LatentModel):
         return int(data.X.shape[0])
 
     def _data(self, data: Any) -> Regions:
-        """Check the structure of prepared data (what the kernels index by)."""
-        if not isinstance(data, Regions):
-            raise ValueError(f"data must be the Regions returned by prepare(X), got "
-                             f"{type(data).__name__}.")
-        check_data_array(data.X, "Regions")
-        if data.X.shape[1] != self.n_regions:
-            raise ValueError(f"X has {data.X.shape[1]} regions per image but grid {self.grid} "
-                             f"has {self.n_regions}.")
+        R = check_prepared(data, Regions).shape[1]
+        if R != self.n_regions:
+            raise ValueError(f"X has {R} regions per image but grid {self.grid} has "
+                             f"{self.n_regions}.")
         return data
-
-    def _batch(self, data: Any, y: Any, idx: Any) -> Tuple[Regions, np.ndarray, np.ndarray]:
-        data = self._data(data)
-        n = data.X.shape[0]
-        y = check_indices(y, "y", (n,), self.n_classes)
-        idx = check_indices(idx, "idx", None, n, dtype=np.int64)
-        return data, y, idx
 
     def example(self, data: Regions, i: int) -> np.ndarray:
         return data.X[i]
@@ -227,11 +207,7 @@ class RegionPartModel(LatentModel):
         Lm = self._loss if augment else np.zeros((C, C))
         K.augmented_pass(X, y, idx, UT, V, Lm, H, y_hat, z_hat, tab, slots, loss_slots,
                          self._work(data, m))
-        phi_sum = slots.sum(axis=0) if phi else None
-        if phi and not augment:
-            loss_sum = float(self._loss[y[idx], y_hat].sum())
-        else:
-            loss_sum = float(loss_slots.sum()) if phi else 0.0
+        phi_sum, loss_sum = pass_sums(self._loss, y, idx, y_hat, slots, loss_slots, phi, augment)
         return Augmented(H, y_hat, z_hat, tab if table else None, phi_sum, loss_sum)
 
     def latent_table(self, data: Regions, y: np.ndarray, w: np.ndarray,
@@ -302,7 +278,7 @@ def potts_select(costs: np.ndarray, budget: float, touching: np.ndarray,
     if 0 in costs.shape:
         raise ValueError(f"costs must be a non-empty (n, R, L) array, got shape {costs.shape}.")
     n, R, L = costs.shape
-    H, W = _check_grid(grid)
+    H, W = check_grid(grid)
     if H * W != R:
         raise ValueError(f"grid {grid} has {H * W} regions but costs has R = {R}.")
     if np.isnan(costs).any():
@@ -562,10 +538,11 @@ class PottsBias:
 def discover_parts(X: np.ndarray, n_parts: int, *, random_state: Any = None) -> np.ndarray:
     """Initial parts: k-means (Lloyd from k-means++, ``GMMKMeans(selection="mm")``) on all regions.
 
-    X (n, R, d) -> centres (n_parts, d).
+    X (n, R, d) -> centres (n_parts, d); n_parts in [1, n R].
     """
     from ..cluster import GMMKMeans
-    X = np.asarray(X, dtype=np.float64)
+    X = check_examples(X, _REGION_FEATURES, dtype=np.float64)
+    n_parts = check_int(n_parts, "n_parts", 1, X.shape[0] * X.shape[1])
     km = GMMKMeans(n_clusters=n_parts, eta=1.0, selection="mm", init="k-means++",
                    random_state=random_state)
     km.fit(X.reshape(-1, X.shape[2]))
@@ -579,13 +556,21 @@ def part_unaries(X: np.ndarray, centres: np.ndarray, scale: Optional[float] = No
     With linear part scores ``mu_p . x - |mu_p|^2 / 2`` (the k-means parts as
     filters), the unary of part p at region r is the score's shortfall from
     the region's best part, ``(|x_r - mu_p|^2 - min_q |x_r - mu_q|^2) / 2``,
-    divided by ``scale``: by default the mean over the regions of X of the
-    margin between their best and second-best part, so that Potts weight
-    lambda = 1 makes one disagreeing neighbour pair cost one average margin.
-    Returns the unaries and the scale used.
+    divided by ``scale`` (a real number > 0): by default the mean over the
+    regions of X of the margin between their best and second-best part, so that
+    Potts weight lambda = 1 makes one disagreeing neighbour pair cost one average
+    margin. X (n, R, d) and centres (n_parts, d) must be small enough for squared
+    distances in float64. Returns the unaries and the scale used.
     """
-    X = np.asarray(X, dtype=np.float64)
-    mu = np.asarray(centres, dtype=np.float64)
+    X = check_examples(X, _REGION_FEATURES, dtype=np.float64)
+    d = X.shape[2]
+    check_data(X.reshape(-1, d), "X")
+    mu = check_data(centres, "centres", dtype=np.float64)
+    if mu.shape[1] != d:
+        raise ValueError(f"centres must have {d} columns (the features of X), got shape "
+                         f"{mu.shape}.")
+    if scale is not None:
+        scale = check_real(scale, "scale", 0.0, low_open=True)
     d2 = ((X ** 2).sum(-1)[..., None] - 2.0 * X @ mu.T + (mu ** 2).sum(-1))
     half = 0.5 * (d2 - d2.min(axis=-1, keepdims=True))
     if scale is None:
@@ -595,17 +580,23 @@ def part_unaries(X: np.ndarray, centres: np.ndarray, scale: Optional[float] = No
             scale = 1.0
         if not scale > 0:
             scale = 1.0
-    return half / scale, float(scale)
+    with np.errstate(over="ignore"):      # an overflow is the error below
+        unary = half / scale
+    if not np.isfinite(unary).all():
+        raise ValueError(f"the unaries overflow at scale={scale!r}: pass a larger scale or "
+                         "rescale X and centres.")
+    return unary, float(scale)
 
 
 def coherent_labels(X: np.ndarray, centres: np.ndarray, lam: float, grid: Tuple[int, int],
                     scale: Optional[float] = None) -> np.ndarray:
     """Part labels per image by alpha-expansion: min_z sum_r unary[r, z_r] + lam * E(z).
 
-    Unaries from :func:`part_unaries`; lam = 0 gives each region its nearest
-    part. Returns int32 (n, R).
+    Unaries from :func:`part_unaries`; lam >= 0 (lam = 0 gives each region its nearest
+    part). Returns int32 (n, R).
     """
-    H, W = _check_grid(grid)
+    H, W = check_grid(grid)
+    lam = check_real(lam, "lam", 0.0)
     U, _ = part_unaries(X, centres, scale)
     n, R, P = U.shape
     if R != H * W:

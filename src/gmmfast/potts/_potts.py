@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import math
-import numbers
 import os
 from typing import Any, Optional, Tuple, Union
 
@@ -10,9 +9,8 @@ import numpy as np
 
 from .._kernels import _potts as K
 from .._kernels._common import openmp_max_threads
-from .._validation import check_array, check_int, check_real
+from .._validation import INT32_MAX, check_array, check_grid, check_int, check_real
 
-_INT32_MAX = 2**31 - 1
 #: Largest grid alpha-expansion takes (H * W nodes; its arc indices are int).
 MAX_NODES = K.MAX_NODES
 #: Largest trace alpha_expansion(return_trace=True) allocates.
@@ -66,7 +64,7 @@ def _check_unary(unary: Any) -> np.ndarray:
     if 0 in shape[-3:]:
         raise ValueError(f"unary must have H, W, L >= 1, got shape {shape[-3:]}.")
     H, W, L = shape[-3:]
-    if H * W > MAX_NODES or L > _INT32_MAX:
+    if H * W > MAX_NODES or L > INT32_MAX:
         raise ValueError(f"unary: a grid may have at most {MAX_NODES} nodes (H * W) and "
                          f"2**31 - 1 labels, got H, W, L = {H}, {W}, {L}.")
     return check_array(unary, "unary", ndim=len(shape))
@@ -180,7 +178,7 @@ def alpha_expansion(unary: Any, lam: float, labels0: Any = None, max_cycles: int
     n, H, W, L = U.shape
     lam = _check_lam(lam)
     max_cycles = check_int(max_cycles, "max_cycles", 1)
-    if max_cycles * L > _INT32_MAX - 1:
+    if max_cycles * L > INT32_MAX - 1:
         raise ValueError(f"max_cycles * L must be < 2**31 - 1, got {max_cycles} * {L}.")
     max_moves = max_cycles * L
     if return_trace and n * (max_moves + 1) * 8 > _TRACE_BYTES:
@@ -240,11 +238,7 @@ def potts_lagrangian(costs: Any, multiplier: float, grid: Tuple[int, int] = (10,
     """
     C = check_array(costs, "costs", ndim=3)
     n, R, L = C.shape
-    if (not isinstance(grid, (tuple, list)) or len(grid) != 2
-            or not all(isinstance(g, numbers.Integral) and not isinstance(g, (bool, np.bool_))
-                       and g >= 1 for g in grid)):
-        raise ValueError(f"grid must be a pair (H, W) of positive integers, got {grid!r}.")
-    H, W = int(grid[0]), int(grid[1])
+    H, W = check_grid(grid)
     if H * W != R:
         raise ValueError(f"grid {H} x {W} has {H * W} regions but costs has R = {R}.")
     mult = _check_lam(multiplier, "multiplier")
