@@ -32,7 +32,7 @@ def _cpu_model() -> str:
 
 
 def machine_header(command: str) -> str:
-    """Markdown lines: command, date, commit, CPU, cores, library versions, BLAS."""
+    """Markdown lines: command, date, commit, CPU, cores, SIMD level, library versions, BLAS."""
     import scipy
     from threadpoolctl import threadpool_info
     try:
@@ -56,7 +56,7 @@ def machine_header(command: str) -> str:
         f"- date: {datetime.datetime.now().isoformat(timespec='seconds')}",
         f"- commit: {commit}",
         f"- machine: {_cpu_model()}, {os.cpu_count()} cores, {platform.system()} "
-        f"{platform.release()}",
+        f"{platform.release()}; SIMD level of the kernels: {simd_name()}",
         f"- python {platform.python_version()}, numpy {np.__version__}, scipy "
         f"{scipy.__version__}, scikit-learn {skl}",
         f"- threadpools: {blas}",
