@@ -360,7 +360,7 @@ class KMeansBounds:
         Seed of the points drawn for relocation (one stream per pass).
     prune : bool
         Skip the nearest-center search of rows whose label provably stays
-        (:class:`Bounds`; 16 bytes per row); the results are the same.
+        (:class:`Bounds`; 24 bytes per row); the results are the same.
     """
 
     #: Selections :func:`~gmmfast.core.generalized_mm` accepts by name besides "mm", "random".
