@@ -21,7 +21,8 @@ labels for a growing random subset of images). Every method starts from the
 same labels for one init and seed.
 
 Run: python bench/scenes_table3.py [--jobs 2] [--seeds 5] [--inits random,0,0.25,0.5,1]
-[--methods ccp,gmm-random,gmm-random-subset,gmm-biased] [--max-iter 200]
+[--methods ccp,gmm-random,gmm-random-subset,gmm-biased] [--max-iter 200] [--tol 1e-3]
+[--name scenes_table3]
 (the same runs as
 `gmmfast scene-compare --jobs 2 --figure bench/results/scenes_labelings.png`)
 """
@@ -51,27 +52,33 @@ def main() -> None:
     ap.add_argument("--inits", default=",".join(map(str, INITS)))
     ap.add_argument("--methods", default=",".join(METHODS))
     ap.add_argument("--max-iter", type=int, default=200)
+    ap.add_argument("--tol", type=float, default=1e-3,
+                    help="G-MM stopping tolerance: stop when d_t <= tol F(w_0)")
+    ap.add_argument("--name", default="scenes_table3",
+                    help="results file stem (bench/results/NAME.md, NAME_runs.csv); a name other "
+                         "than the default also prefixes the labeling pictures")
     args = ap.parse_args()
     inits = [i if i == "random" else float(i) for i in args.inits.split(",")]
     methods = [m for m in args.methods.split(",") if m]
     t0 = time.perf_counter()
     D, results, gen, lam = compare(methods, inits, n_seeds=args.seeds, eta=0.1,
                                    max_iter=args.max_iter,
-                                   tol=1e-3, solver_tol=1e-3, solver_max_iter=3000,
+                                   tol=args.tol, solver_tol=1e-3, solver_max_iter=3000,
                                    jobs=args.jobs)
     seconds = time.perf_counter() - t0
     orc = oracle(D, lam, solver_tol=1e-3, solver_max_iter=3000)
     RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "scenes_table3_runs.csv").write_text(run_csv(results))
+    (RESULTS / f"{args.name}_runs.csv").write_text(run_csv(results))
     pics = []
+    stem = "scenes_labelings" if args.name == "scenes_table3" else f"{args.name}_labelings"
     for init in inits:
-        path = figure_path(str(RESULTS / "scenes_labelings.png"), init_name(init))
+        path = figure_path(str(RESULTS / f"{stem}.png"), init_name(init))
         plot_labelings(D, results, methods, init_name(init), path, labels=LABELS)
         pics.append(Path(path).name)
     body = "\n".join([
         f"{D.y_train.shape[0]} training + {D.y_test.shape[0]} test scenes, generator `{gen}`; "
         f"RegionPartModel({D.n_classes}, {D.n_parts}, {D.grid}, shared_parts=False); lambda = "
-        f"{lam}, eta = 0.1, tol = 1e-3, max_iter = {args.max_iter}, cutting-plane gap 1e-3 "
+        f"{lam}, eta = 0.1, tol = {args.tol:g}, max_iter = {args.max_iter}, cutting-plane gap 1e-3 "
         "(<= 3000 planes "
         f"per bound); {args.seeds} seeds. {len(results)} runs, wall time {seconds:.0f} s with "
         f"{args.jobs} processes (one thread each).",
@@ -90,9 +97,9 @@ def main() -> None:
         f"with different labels, per image (true labels: {coherence(D.Z_train, D.grid):.1f}).",
         "",
         "Part labelings of four training images before and after training, per init: "
-        + ", ".join(f"`{p}`" for p in pics) + ". Every run: `scenes_table3_runs.csv`.",
+        + ", ".join(f"`{p}`" for p in pics) + f". Every run: `{args.name}_runs.csv`.",
     ])
-    write_results("scenes_table3", "Scene recognition: CCP vs G-MM on texture scenes "
+    write_results(args.name, "Scene recognition: CCP vs G-MM on texture scenes "
                   "(paper Table 3, Table 4's scene rows)", body)
 
 
