@@ -368,6 +368,35 @@ def test_random_labels_carry_no_signal_with_shared_parts():
     assert own.objective_ < 1.0 and np.any(own.coef_)
 
 
+def test_random_labels_of_class_specific_parts_stop_at_the_first_bound_with_a_warning():
+    """Random labels with class-specific parts: every part template of a class is about the
+    class mean, d_1 is ~1e-4 F(w_0), so tol = 1e-3 stops at t = 1 without moving a label; the
+    user is told (FirstBoundWarning, not LatentInitWarning: w_1 != 0) and a smaller tol trains
+    on. A run asked for one iteration is not warned."""
+    import warnings
+    from gmmfast.lssvm import FirstBoundWarning, LatentInitWarning
+    X, y, Z = tiny_scenes(n=60, seed=4)
+    z0 = np.random.default_rng(0).integers(0, 4, size=Z.shape).astype(np.int32)
+
+    def fit(**kw):
+        est = LatentSSVM(RegionPartModel(3, 4, (4, 4), shared_parts=False), lam=1.0,
+                         solver_max_iter=300, **kw)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            est.fit(X, y, latent_init=z0)
+        return est, [w.category for w in caught]
+
+    stuck, caught = fit(tol=1e-3)
+    assert caught == [FirstBoundWarning] and LatentInitWarning not in caught
+    assert stuck.n_iter_ == 1 and np.array_equal(stuck.latent_, z0) and np.any(stuck.coef_)
+    assert 0 < stuck.history_.gap[0] <= 1e-3 * stuck.history_.initial_objective
+    moved, caught = fit(tol=1e-6)
+    assert caught == [] and moved.n_iter_ > 1
+    assert np.mean(moved.latent_ != z0) > 0.5 and moved.objective_ < stuck.objective_
+    _, caught = fit(tol=1e-3, max_iter=1)
+    assert caught == []
+
+
 def test_region_model_validates_lengths():
     X, y, Z = tiny_scenes(n=10)
     model = RegionPartModel(3, 4, (4, 4))

@@ -26,13 +26,13 @@ of examples); inference then runs by enumeration.
 from ._bcfw import BCFW
 from ._bounds import LSSVMBounds, MultifoldBias, lagrangian_select, subset_select
 from ._cutting_plane import CuttingPlane, SolveInfo, solve_simplex_qp
-from ._learner import LatentInitWarning, LatentSSVM, named_latent_init
+from ._learner import FirstBoundWarning, LatentInitWarning, LatentSSVM, named_latent_init
 from ._models import Augmented, Candidates, LatentModel, LatentMulticlassModel
 from ._regions import (PottsBias, RegionPartModel, Regions, coherent_labels, discover_parts,
                        part_unaries, potts_select)
 
 __all__ = ["Augmented", "BCFW", "Candidates", "CuttingPlane", "LSSVMBounds",
-           "LatentInitWarning", "LatentModel", "LatentMulticlassModel", "LatentSSVM", "MultifoldBias", "PottsBias",
+           "FirstBoundWarning", "LatentInitWarning", "LatentModel", "LatentMulticlassModel", "LatentSSVM", "MultifoldBias", "PottsBias",
            "RegionPartModel", "Regions", "SolveInfo", "coherent_labels", "discover_parts",
            "lagrangian_select", "named_latent_init", "part_unaries", "potts_select",
            "solve_simplex_qp", "subset_select"]

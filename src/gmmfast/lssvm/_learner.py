@@ -39,6 +39,21 @@ class LatentInitWarning(UserWarning):
     """
 
 
+class FirstBoundWarning(UserWarning):
+    """Training stopped at t = 1: the first bound's gap was within ``tol``, no latent value moved.
+
+    The gap d_1 = b_1(w_1) - F(w_1) measures how much the latent completion at
+    w_1 could still lower the bound; when it is at most tol * F(w_0) Algorithm 1
+    stops before selecting a second bound, so the model is the first bound's
+    minimiser and ``latent_`` is the initialisation. This is a near-fixed point
+    of the completion, not necessarily a good model: random part labels in a
+    model with class-specific parts give every part of a class about the same
+    template, so every labeling scores about the same (d_1 ~ 1e-4 F(w_0) on the
+    texture scenes) and a smaller ``tol`` lets CCP and G-MM move on from it.
+    Catch it with ``warnings.catch_warnings``.
+    """
+
+
 def named_latent_init(model: LatentModel, data: Any, init: str,
                       rng: np.random.Generator) -> np.ndarray:
     """Latent values "center" / "top-left" (nearest candidate to (0.5, 0.5) / (0, 0)) or "random".
@@ -362,6 +377,16 @@ class LatentSSVM(BaseEstimator):
                 "random latent values); start from informative ones (e.g. 'center', coherent "
                 "labels) or check that the data carry class information.",
                 LatentInitWarning, stacklevel=2)
+        elif res.n_iter == 1 and res.converged and p["max_iter"] > 1:
+            d1 = float(res.history.gap[0])
+            warnings.warn(
+                f"training stopped at t = 1: the first bound's gap d_1 = {d1:.3g} is at most "
+                f"tol * F(w_0) = {p['tol'] * f0:.3g}, so no latent value was updated and the "
+                "model is the first bound's minimiser. The initial latent values are close to a "
+                "fixed point of the latent completion (as random part labels are for "
+                "class-specific parts: every part template is about the class mean); lower "
+                f"tol below {d1 / f0:.2g} to train on from them.",
+                FirstBoundWarning, stacklevel=2)
         self.coef_ = res.w
         self.latent_ = family.z_prev if family.z_prev is not None else z0
         self.latent_init_ = z0
