@@ -31,8 +31,9 @@ from ._models import Augmented, Candidates, LatentModel, LatentMulticlassModel
 from ._regions import (PottsBias, RegionPartModel, Regions, coherent_labels, discover_parts,
                        part_unaries, potts_select)
 
-__all__ = ["Augmented", "BCFW", "Candidates", "CuttingPlane", "LSSVMBounds",
-           "FirstBoundWarning", "LatentInitWarning", "LatentModel", "LatentMulticlassModel", "LatentSSVM", "MultifoldBias", "PottsBias",
+__all__ = ["Augmented", "BCFW", "Candidates", "CuttingPlane", "FirstBoundWarning", "LSSVMBounds",
+           "LatentInitWarning", "LatentModel", "LatentMulticlassModel", "LatentSSVM",
+           "MultifoldBias", "PottsBias",
            "RegionPartModel", "Regions", "SolveInfo", "coherent_labels", "discover_parts",
            "lagrangian_select", "named_latent_init", "part_unaries", "potts_select",
            "solve_simplex_qp", "subset_select"]
