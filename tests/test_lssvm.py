@@ -772,3 +772,23 @@ def test_entries_name_their_bad_arguments():
         subset_select(costs, t, t, 2.0, np.arange(3), -1)
     with pytest.raises(ValueError, match="touching must be within budget"):
         subset_select(costs, t, np.array([1, 0, 1]), 0.0, np.arange(3), 0)
+
+
+def test_a_first_bound_that_is_an_exact_fixed_point_is_reported():
+    """30 cluttered objects in d = 576 are separated by any fixed windows: at w_1 every
+    training image's initial window scores highest, d_1 = 0, and no method can move. The
+    user is told (FirstBoundWarning naming the fixed point), not left with a silent t = 1."""
+    from gmmfast.datasets import make_cluttered_objects
+    from gmmfast.experiments.table2 import LAM, OBJECTS_DEFAULTS
+    from gmmfast.lssvm import FirstBoundWarning
+    D = make_cluttered_objects(**dict(OBJECTS_DEFAULTS, n_per_class=5, random_state=0))
+    for method in ("ccp", "gmm-biased"):
+        est = LatentSSVM(LatentMulticlassModel(len(D.classes), positions=D.positions), lam=LAM,
+                         method=method, n_folds=3, solver="dcd")
+        with pytest.warns(FirstBoundWarning, match="exact|fixed point") as caught:
+            est.fit(D.data, D.target, latent_init="center")
+        assert "d_1 = 0" in str(caught[0].message)
+        assert est.n_iter_ == 1 and est.history_.gap[0] == 0
+        assert np.array_equal(est.latent_, est.latent_init_)
+        scores = np.einsum("nwd,nd->nw", D.data, est.coef_.reshape(len(D.classes), -1)[D.target])
+        assert np.all(scores[np.arange(30), est.latent_init_] >= scores.max(axis=1) - 1e-9)

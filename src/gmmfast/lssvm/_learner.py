@@ -49,8 +49,12 @@ class FirstBoundWarning(UserWarning):
     of the completion, not necessarily a good model: random part labels in a
     model with class-specific parts give every part of a class about the same
     template, so every labeling scores about the same (d_1 ~ 1e-4 F(w_0) on the
-    texture scenes) and a smaller ``tol`` lets CCP and G-MM move on from it.
-    Catch it with ``warnings.catch_warnings``.
+    texture scenes) and a smaller ``tol`` lets CCP and G-MM move on from it. With
+    d_1 = 0 the initial values are an exact fixed point (every example's initial
+    value scores highest at w_1, as when few examples in many dimensions are
+    separated by any fixed latent values): no tol helps, and G-MM, whose
+    freedom is a fraction of d_1, cannot move either. Catch it with
+    ``warnings.catch_warnings``.
     """
 
 
@@ -379,13 +383,21 @@ class LatentSSVM(BaseEstimator):
                 LatentInitWarning, stacklevel=2)
         elif res.n_iter == 1 and res.converged and p["max_iter"] > 1:
             d1 = float(res.history.gap[0])
-            warnings.warn(
-                f"training stopped at t = 1: the first bound's gap d_1 = {d1:.3g} is at most "
-                f"tol * F(w_0) = {p['tol'] * f0:.3g}, so no latent value was updated and the "
-                "model is the first bound's minimiser. The initial latent values are close to a "
-                "fixed point of the latent completion (as random part labels are for "
-                "class-specific parts: every part template is about the class mean); lower "
-                f"tol below {d1 / f0:.2g} to train on from them.",
+            if d1 > 0:
+                why = (f"the first bound's gap d_1 = {d1:.3g} is at most tol * F(w_0) = "
+                       f"{p['tol'] * f0:.3g}, so no latent value was updated and the model is "
+                       "the first bound's minimiser. The initial latent values are close to a "
+                       "fixed point of the latent completion (random part labels are, for "
+                       "class-specific parts: every part template is about the class mean); "
+                       f"a tol below {d1 / f0:.2g} trains on from them.")
+            else:
+                why = ("the initial latent values are a fixed point of the latent completion "
+                       "(d_1 = 0: at w_1 every example's initial value scores highest), so "
+                       "no latent value was updated and neither CCP nor G-MM can move (G-MM's "
+                       "freedom is a fraction of d_1). Typical when the features separate the "
+                       "training set with any fixed latent values (few examples, many "
+                       "dimensions): use more examples, a larger lam or other initial values.")
+            warnings.warn("training stopped at t = 1: " + why,
                 FirstBoundWarning, stacklevel=2)
         self.coef_ = res.w
         self.latent_ = family.z_prev if family.z_prev is not None else z0
