@@ -106,13 +106,19 @@ def run_one(n, d, k, who, m, timeout, threads=None, cpus=None):
     return rec
 
 
-def load():
-    return json.loads(CACHE.read_text()) if CACHE.exists() else {}
+def cache(name):
+    return CACHE if name == "scale" else CACHE.with_name(f"{name}.json")
 
 
-def save(records):
-    CACHE.parent.mkdir(parents=True, exist_ok=True)
-    CACHE.write_text(json.dumps(records, indent=1))
+def load(name="scale"):
+    path = cache(name)
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def save(records, name="scale"):
+    path = cache(name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(records, indent=1))
 
 
 def fits_in_memory(n, d):
@@ -127,6 +133,9 @@ def main():
     ap.add_argument("--contenders", default=",".join(CONTENDERS))
     ap.add_argument("--timeout", type=float, default=900.0)
     ap.add_argument("--report-only", action="store_true")
+    ap.add_argument("--name", default="scale",
+                    help="records bench/out/NAME.json, results bench/results/NAME.md and .png "
+                         "(e.g. scale_2threads, so runs with other threads keep their own table)")
     ap.add_argument("--threads", type=int, default=None,
                     help="limit every contender to this many threads (OpenMP and BLAS)")
     ap.add_argument("--cpus", default=None, help="run every contender under taskset -c CPUS")
@@ -134,7 +143,7 @@ def main():
     cells = GRID if not args.cells else [tuple(int(float(v)) for v in c.split(","))
                                          for c in args.cells.split(";")]
     who_list = [c.strip() for c in args.contenders.split(",")]
-    records = load()
+    records = load(args.name)
     if not args.report_only:
         for n, d, k in cells:
             key = f"{n},{d},{k}"
@@ -154,12 +163,12 @@ def main():
                 rec["threads"] = args.threads or os.cpu_count()
                 rec["load"] = os.getloadavg()[0]
                 cell[who] = rec
-                save(records)
+                save(records, args.name)
                 print(key, who, rec, flush=True)
-    report(records)
+    report(records, args.name)
 
 
-def report(records):
+def report(records, name="scale"):
     rows, fig = [], {}
     for key in sorted(records, key=lambda s: tuple(int(v) for v in s.split(","))):
         n, d, k = (int(v) for v in key.split(","))
@@ -189,14 +198,14 @@ def report(records):
             "the cores and wall times are inflated). SSE/n recomputed identically for every contender. 1e7-row sets are "
             "float32, the others float64; gmmfast keeps float32 (faiss always trains in "
             "float32, by default on at most 256 rows per centroid). 'gmmfast init+1' is "
-            "GMMKMeans(max_iter=1, patience=0): the initialisation and one iteration.\n\n" + table + "\n\nFigure: bench/results/scale.png (wall time "
+            "GMMKMeans(max_iter=1, patience=0): the initialisation and one iteration.\n\n" + table + f"\n\nFigure: bench/results/{name}.png (wall time "
             "against n, log-log, one panel per (d, k)).")
-    write_results("scale", "Large-scale clustering: gmmfast against scikit-learn, MiniBatch "
+    write_results(name, "Large-scale clustering: gmmfast against scikit-learn, MiniBatch "
                   "and faiss", body)
-    plot(fig)
+    plot(fig, name)
 
 
-def plot(fig):
+def plot(fig, name="scale"):
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -219,7 +228,7 @@ def plot(fig):
         ax.set_ylabel("wall s")
     axes.ravel()[0].legend(fontsize=7)
     f.tight_layout()
-    f.savefig(RESULTS / "scale.png", dpi=80)
+    f.savefig(RESULTS / f"{name}.png", dpi=80)
 
 
 if __name__ == "__main__":
