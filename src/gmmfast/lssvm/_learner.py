@@ -325,6 +325,14 @@ class LatentSSVM(BaseEstimator):
         Returns
         -------
         self
+
+        Warns
+        -----
+        LatentInitWarning
+            The first bound is minimised at w = 0: the initial latent values carry no signal.
+        FirstBoundWarning
+            Training stopped at t = 1 (max_iter > 1) with the first bound's gap within tol:
+            no latent value was updated.
         """
         model = self.model
         if not isinstance(model, LatentModel):
@@ -397,8 +405,7 @@ class LatentSSVM(BaseEstimator):
                        "freedom is a fraction of d_1). Typical when the features separate the "
                        "training set with any fixed latent values (few examples, many "
                        "dimensions): use more examples, a larger lam or other initial values.")
-            warnings.warn("training stopped at t = 1: " + why,
-                FirstBoundWarning, stacklevel=2)
+            warnings.warn("training stopped at t = 1: " + why, FirstBoundWarning, stacklevel=2)
         self.coef_ = res.w
         self.latent_ = family.z_prev if family.z_prev is not None else z0
         self.latent_init_ = z0
