@@ -180,12 +180,12 @@ def report(records, name="scale"):
             r = cell.get(who)
             if r is None:
                 continue
-            name = who if who != "sklearn n_init=m" else f"sklearn n_init={r.get('n_init')}"
+            label = who if who != "sklearn n_init=m" else f"sklearn n_init={r.get('n_init')}"
             if r["status"] != "ok":
-                rows.append([f"{n} x {d}, k={k}", name, r.get("threads", ""), r["status"], "", "", "",
+                rows.append([f"{n} x {d}, k={k}", label, r.get("threads", ""), r["status"], "", "", "",
                              ""])
                 continue
-            rows.append([f"{n} x {d}, k={k}", name, r.get("threads", ""), f"{r['seconds']:.1f}",
+            rows.append([f"{n} x {d}, k={k}", label, r.get("threads", ""), f"{r['seconds']:.1f}",
                          r["iterations"], f"{r['sse']:.4f}", f"{r['added_mib']:.0f}",
                          f"{r['load']:.1f}"])
             fig.setdefault((d, k, who), []).append((n, r["seconds"]))
