@@ -235,6 +235,39 @@ class LatentSSVM(BaseEstimator):
                     verbose=check_int(self.verbose, "verbose", 0))
 
     @staticmethod
+    def _warn_stopped_at_first_bound(res: Any, f0: float, p: dict) -> None:
+        """LatentInitWarning (w_1 = 0) or FirstBoundWarning (no latent value updated) when
+        the run stopped, converged, at t = 1."""
+        if not (res.n_iter == 1 and res.converged):
+            return
+        if res.history.objective[0] > f0 - p["solver_tol"] * f0:
+            warnings.warn(
+                f"the first bound (the initial latent values) is minimised at w = 0 (to the "
+                f"solver tolerance): F(w_1) = {res.history.objective[0]:.6g} against F(0) = "
+                f"{f0:.6g}, the gap d_1 is 0 and training stopped at t = 1 with a null model. "
+                "The initial latent values carry no signal this model can use (typical of "
+                "random latent values); start from informative ones (e.g. 'center', coherent "
+                "labels) or check that the data carry class information.",
+                LatentInitWarning, stacklevel=3)
+        elif p["max_iter"] > 1:
+            d1 = float(res.history.gap[0])
+            if d1 > 0:
+                why = (f"the first bound's gap d_1 = {d1:.3g} is at most tol * F(w_0) = "
+                       f"{p['tol'] * f0:.3g}, so no latent value was updated and the model is "
+                       "the first bound's minimiser. The initial latent values are close to a "
+                       "fixed point of the latent completion (random part labels are, for "
+                       "class-specific parts: every part template is about the class mean); "
+                       f"a tol below {d1 / f0:.2g} trains on from them.")
+            else:
+                why = ("the initial latent values are a fixed point of the latent completion "
+                       "(d_1 = 0: at w_1 every example's initial value scores highest), so "
+                       "no latent value was updated and neither CCP nor G-MM can move (G-MM's "
+                       "freedom is a fraction of d_1). Typical when the features separate the "
+                       "training set with any fixed latent values (few examples, many "
+                       "dimensions): use more examples, a larger lam or other initial values.")
+            warnings.warn("training stopped at t = 1: " + why, FirstBoundWarning, stacklevel=3)
+
+    @staticmethod
     def _check_lam_floor(model: LatentModel, data: Any, lam: float, solver_tol: float,
                          f0: float) -> None:
         """Reject a lam below which no bound can be minimised to the solver tolerance.
@@ -379,33 +412,7 @@ class LatentSSVM(BaseEstimator):
                     bias.setup(family, rng)
                 selection = bias
             res = self._run(family, p, eta, selection, rng)
-        if res.n_iter == 1 and res.converged and \
-                res.history.objective[0] > f0 - p["solver_tol"] * f0:
-            warnings.warn(
-                f"the first bound (the initial latent values) is minimised at w = 0 (to the "
-                f"solver tolerance): F(w_1) = {res.history.objective[0]:.6g} against F(0) = "
-                f"{f0:.6g}, the gap d_1 is 0 and training stopped at t = 1 with a null model. "
-                "The initial latent values carry no signal this model can use (typical of "
-                "random latent values); start from informative ones (e.g. 'center', coherent "
-                "labels) or check that the data carry class information.",
-                LatentInitWarning, stacklevel=2)
-        elif res.n_iter == 1 and res.converged and p["max_iter"] > 1:
-            d1 = float(res.history.gap[0])
-            if d1 > 0:
-                why = (f"the first bound's gap d_1 = {d1:.3g} is at most tol * F(w_0) = "
-                       f"{p['tol'] * f0:.3g}, so no latent value was updated and the model is "
-                       "the first bound's minimiser. The initial latent values are close to a "
-                       "fixed point of the latent completion (random part labels are, for "
-                       "class-specific parts: every part template is about the class mean); "
-                       f"a tol below {d1 / f0:.2g} trains on from them.")
-            else:
-                why = ("the initial latent values are a fixed point of the latent completion "
-                       "(d_1 = 0: at w_1 every example's initial value scores highest), so "
-                       "no latent value was updated and neither CCP nor G-MM can move (G-MM's "
-                       "freedom is a fraction of d_1). Typical when the features separate the "
-                       "training set with any fixed latent values (few examples, many "
-                       "dimensions): use more examples, a larger lam or other initial values.")
-            warnings.warn("training stopped at t = 1: " + why, FirstBoundWarning, stacklevel=2)
+        self._warn_stopped_at_first_bound(res, f0, p)
         self.coef_ = res.w
         self.latent_ = family.z_prev if family.z_prev is not None else z0
         self.latent_init_ = z0
