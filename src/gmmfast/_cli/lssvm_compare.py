@@ -13,7 +13,7 @@ import os
 import sys
 import time
 
-from ..experiments.table2 import INITS, LABELS, METHODS, compare, oracle, tables
+from ..experiments.table2 import INITS, LABELS, LAM, METHODS, compare, oracle, tables
 from ._checks import DeprecatedAlias, check_args
 from ._jobs import report
 
@@ -29,6 +29,9 @@ def add_parser(sub) -> None:
     p.add_argument("--eta", type=float, default=0.1, help="G-MM progress coefficient")
     p.add_argument("--lam", type=float, default=None,
                    help="lambda (default: the one chosen by the calibration's validation)")
+    p.add_argument("--lams", default=None,
+                   help="comma-separated lambdas: choose one per run by validation on a fifth "
+                        "of its training folds (instead of --lam)")
     p.add_argument("--bias-folds", type=int, default=10, help="K of the multi-fold bias")
     p.add_argument("--max-iter", type=int, default=100)
     p.add_argument("--tol", type=float, default=1e-3, help="G-MM stopping gap (relative)")
@@ -67,18 +70,32 @@ def run(args) -> int:
     if args.folds < 2:
         raise SystemExit(f"gmmfast lssvm-compare: error: --folds must be at least 2, got "
                          f"{args.folds}")
+    lams = None
+    if args.lams is not None:
+        if args.lam is not None:
+            raise SystemExit("gmmfast lssvm-compare: error: pass --lam or --lams, not both")
+        try:
+            lams = [float(v) for v in args.lams.split(",") if v.strip()]
+        except ValueError:
+            lams = []
+        if not lams or not all(0 < v < float("inf") for v in lams):
+            raise SystemExit(f"gmmfast lssvm-compare: error: --lams must be comma-separated "
+                             f"finite numbers > 0, got {args.lams!r}")
     n_folds, max_iter, n_per_class = args.folds, args.max_iter, args.n_per_class
     if args.quick:
         n_folds, max_iter, n_per_class = 2, 5, 10
     t = time.perf_counter()
     D, results, gen, lam = compare(methods, inits, n_folds=n_folds, eta=args.eta, lam=args.lam,
-                                   bias_folds=args.bias_folds, max_iter=max_iter, tol=args.tol,
+                                   lams=lams, bias_folds=args.bias_folds, max_iter=max_iter,
+                                   tol=args.tol,
                                    solver_tol=args.solver_tol, n_per_class=n_per_class,
                                    seed=args.seed, jobs=args.jobs)
-    orc = oracle(D, n_folds, lam, args.seed, args.solver_tol) if args.oracle else None
+    orc = (oracle(D, n_folds, LAM if lams else lam, args.seed, args.solver_tol)
+           if args.oracle else None)
     text = tables(D, results, methods, inits, orc)
     head = (f"{len(D.target)} cluttered objects ({len(D.classes)} classes, {D.data.shape[1]} "
-            f"windows, d = {D.data.shape[2]}), {n_folds}-fold CV, lambda = {lam}, eta = "
+            f"windows, d = {D.data.shape[2]}), {n_folds}-fold CV, lambda = "
+            f"{'chosen per run by validation from ' if lams else ''}{lam}, eta = "
             f"{args.eta}, K = {args.bias_folds}, tol = {args.tol}, solver_tol = "
             f"{args.solver_tol}, "
             f"max_iter = {max_iter}; {time.perf_counter() - t:.0f} s")

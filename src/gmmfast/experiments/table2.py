@@ -14,14 +14,15 @@ from __future__ import annotations
 import time
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Union
 
 import numpy as np
 
 from ..lssvm import LatentInitWarning, LatentMulticlassModel, LatentSSVM
 from ._jobs import markdown_table, run_jobs
 
-__all__ = ["cv_folds", "FoldResult", "oracle_fold", "first_bound", "run_fold", "summarize",
+__all__ = ["cv_folds", "FoldResult", "oracle_fold", "first_bound", "inner_split", "choose_lam",
+           "run_fold", "summarize",
            "plot_latent_changes", "compare", "oracle", "tables", "fold_csv",
            "OBJECTS_DEFAULTS", "LAM", "SOLVER", "METHOD_NAMES", "METHODS", "LABELS", "INITS"]
 
@@ -68,6 +69,9 @@ class FoldResult:
     seconds: float
     cp_iters: int
     no_signal: bool = False    # LatentInitWarning: the first bound was minimised at w = 0
+    lam: float = float("nan")  # the lambda trained with
+    val_errors: Optional[Dict[float, float]] = None  # validation error per lambda, if chosen
+    total_seconds: float = float("nan")  # seconds including the choice of lambda
     invariant_violations: List[str] = field(default_factory=list)
     latent_init: Optional[np.ndarray] = None
     latent: Optional[np.ndarray] = None
@@ -121,19 +125,57 @@ def first_bound(D, folds, k: int, lam: float, init: str, solver_tol: float = 1e-
                 error=float(1.0 - est.score(D.data[test], D.target[test])))
 
 
-def run_fold(D, folds, k: int, method: str, init: str, *, lam: float, eta: float = 0.1,
-             n_folds_bias: int = 10, random_bounds: str = "walk", tol: float = 1e-3,
-             max_iter: int = 100, solver_tol: float = 1e-4, solver: str = SOLVER,
-             seed: int = 0, keep_latent: bool = False) -> FoldResult:
-    """Train ``method`` from ``init`` on all folds but k; evaluate on fold k."""
-    train, test = split(len(D.target), folds, k)
-    est = LatentSSVM(_model(D), lam=lam, method=method, eta=eta, n_folds=n_folds_bias,
-                     random_bounds=random_bounds, tol=tol, max_iter=max_iter,
-                     solver_tol=solver_tol, solver=solver,
-                     random_state=np.random.default_rng([seed, k]))
+def inner_split(train: np.ndarray, seed: int, k: int, fraction: float = 0.2):
+    """A fixed random split of a training fold into (fit, validation) indices, for choosing lambda."""
+    perm = np.random.default_rng([seed, k, 1]).permutation(train.size)
+    n_val = max(1, int(round(fraction * train.size)))
+    return np.sort(train[perm[n_val:]]), np.sort(train[perm[:n_val]])
+
+
+def _train(D, train, method: str, init: str, k: int, seed: int, lam: float, kw: dict):
+    est = LatentSSVM(_model(D), lam=lam, method=method, random_state=np.random.default_rng([seed, k]),
+                     **kw)
     t = time.perf_counter()
     no_signal = _fit(est, D.data[train], D.target[train], init)
-    seconds = time.perf_counter() - t
+    return est, no_signal, time.perf_counter() - t
+
+
+def choose_lam(D, train, k: int, method: str, init: str, lams: Sequence[float], *,
+               seed: int = 0, **kw) -> Dict[float, float]:
+    """Validation error of ``method`` from ``init`` for each lambda in ``lams``.
+
+    Trains on four fifths of the training fold (:func:`inner_split`) and
+    measures the error on the other fifth; ``kw`` are LatentSSVM parameters.
+    """
+    fit, val = inner_split(train, seed, k)
+    errors = {}
+    for lam in lams:
+        est, _, _ = _train(D, fit, method, init, k, seed, lam, kw)
+        errors[float(lam)] = float(np.mean(est.predict(D.data[val]) != D.target[val]))
+    return errors
+
+
+def run_fold(D, folds, k: int, method: str, init: str, *, lam: Union[float, Sequence[float]],
+             eta: float = 0.1, n_folds_bias: int = 10, random_bounds: str = "walk",
+             tol: float = 1e-3, max_iter: int = 100, solver_tol: float = 1e-4,
+             solver: str = SOLVER, seed: int = 0, keep_latent: bool = False) -> FoldResult:
+    """Train ``method`` from ``init`` on all folds but k; evaluate on fold k.
+
+    ``lam`` is a number, or several: then the one with the lowest validation
+    error (:func:`choose_lam`; ties to the larger lambda) is used, on the
+    training folds only.
+    """
+    train, test = split(len(D.target), folds, k)
+    kw = dict(method=method, init=init, k=k, seed=seed, kw=dict(
+        eta=eta, n_folds=n_folds_bias, random_bounds=random_bounds, tol=tol, max_iter=max_iter,
+        solver_tol=solver_tol, solver=solver))
+    val_errors = None
+    t = time.perf_counter()
+    if np.ndim(lam):
+        val_errors = choose_lam(D, train, k, method, init, lam, seed=seed, **kw["kw"])
+        lam = min(val_errors, key=lambda v: (val_errors[v], -v))
+    est, no_signal, seconds = _train(D, train, lam=float(lam), **kw)
+    total = time.perf_counter() - t
     y_hat, z_hat = est.predict(D.data[test], return_latent=True)
     return FoldResult(
         method=method, init=init, fold=k, objective=float(est.objective_),
@@ -145,6 +187,7 @@ def run_fold(D, folds, k: int, method: str, init: str, *, lam: float, eta: float
         changed=float(np.mean(est.latent_ != est.latent_init_)), n_iter=est.n_iter_,
         seconds=seconds, cp_iters=int(sum(s.n_iter for s in est.solve_info_)),
         no_signal=no_signal, invariant_violations=est.history_.invariant_violations(),
+        lam=float(lam), val_errors=val_errors, total_seconds=total,
         latent_init=est.latent_init_.copy() if keep_latent else None,
         latent=est.latent_.copy() if keep_latent else None,
         train_index=train if keep_latent else None,
@@ -268,11 +311,17 @@ def _one(job):
 
 
 def compare(methods: Sequence[str], inits: Sequence[str], *, n_folds: int = 5,
-            eta: float = 0.1, lam: Optional[float] = None, bias_folds: int = 10,
+            eta: float = 0.1, lam: Optional[float] = None,
+            lams: Optional[Sequence[float]] = None, bias_folds: int = 10,
             max_iter: int = 100, tol: float = 1e-3, solver_tol: float = 1e-4,
             n_per_class: Optional[int] = None, seed: int = 0, jobs: int = 1,
             progress: bool = True, solver: str = SOLVER) -> tuple:
-    """Run every (method, init, fold); returns (data, results, generator parameters, lam)."""
+    """Run every (method, init, fold); returns (data, results, generator parameters, lam).
+
+    ``lams``: instead of one ``lam``, choose lambda from these in every run by
+    validation inside its training folds (:func:`run_fold`); the returned
+    ``lam`` is then the list.
+    """
     from ..datasets import make_cluttered_objects
     for m in methods:
         if m not in METHODS:
@@ -280,7 +329,13 @@ def compare(methods: Sequence[str], inits: Sequence[str], *, n_folds: int = 5,
     for i in inits:
         if i not in INITS:
             raise ValueError(f"unknown init {i!r}; choose from {list(INITS)}")
-    lam = LAM if lam is None else lam
+    if lams is not None:
+        if lam is not None:
+            raise ValueError("pass lam or lams, not both")
+        lams = [float(v) for v in lams]
+        if not lams or not all(0 < v < np.inf for v in lams):
+            raise ValueError(f"lams must be finite numbers > 0, got {lams}")
+    lam = (LAM if lam is None else lam) if lams is None else lams
     gen = dict(OBJECTS_DEFAULTS, random_state=seed)
     if n_per_class is not None:
         gen["n_per_class"] = n_per_class
@@ -292,7 +347,8 @@ def compare(methods: Sequence[str], inits: Sequence[str], *, n_folds: int = 5,
                  for k in range(n_folds)]
     def describe(r):
         return (f"{r.init:>8} {LABELS[r.method]:<32} fold {r.fold + 1}: F = {r.objective:.4f}, "
-                f"test error {100 * r.test_error:.1f} %, {r.n_iter} it, {r.seconds:.1f} s")
+                f"test error {100 * r.test_error:.1f} %, {r.n_iter} it, lambda {r.lam:g}, "
+                f"{r.seconds:.1f} s")
 
     results = run_jobs(_one, jobs_list, jobs, describe if progress else None)
     return D, results, gen, lam
@@ -319,6 +375,7 @@ def tables(D, results, methods: Sequence[str], inits: Sequence[str],
     head = ["method"] + [f"{i} {what}" for i in inits for what in ("objective", "test error %")]
     out = [markdown_table(head, rows), ""]
     extra = []
+    chosen = any(r.val_errors is not None for r in results)
     for m in methods:
         for i in inits:
             rs = [r for r in results if r.method == m and r.init == i]
@@ -332,12 +389,15 @@ def tables(D, results, methods: Sequence[str], inits: Sequence[str],
                           f"{a(lambda r: r.n_iter).mean():.1f}",
                           f"{a(lambda r: r.seconds).mean():.1f}",
                           f"{sum(r.no_signal for r in rs)}/{len(rs)}",
-                          sum(len(r.invariant_violations) for r in rs)])
+                          sum(len(r.invariant_violations) for r in rs)]
+                         + ([" ".join(f"{r.lam:g}" for r in sorted(rs, key=lambda r: r.fold))]
+                            if chosen else []))
     out.append(markdown_table(["method", "init", "latent changed %",
                                "train windows within 1 step of truth %",
                                "test windows within 1 step %", "iterations", "s / fit",
-                               "stopped at w = 0 (LatentInitWarning)", "invariant violations"],
-                              extra))
+                               "stopped at w = 0 (LatentInitWarning)", "invariant violations"]
+                              + (["lambda chosen by validation (fold 1, 2, ...)"]
+                                 if chosen else []), extra))
     if "ccp" in methods:
         paired = []
         for m in methods:
@@ -366,7 +426,8 @@ def tables(D, results, methods: Sequence[str], inits: Sequence[str],
 def fold_csv(results) -> str:
     """Every run as one CSV line (method, init, fold and the measured figures)."""
     cols = ["method", "init", "fold", "objective", "test_error", "test_loc", "train_loc",
-            "test_loc1", "train_loc1", "changed", "n_iter", "seconds", "cp_iters", "no_signal"]
+            "test_loc1", "train_loc1", "changed", "n_iter", "seconds", "cp_iters", "no_signal",
+            "lam"]
     lines = [",".join(cols)]
     for r in sorted(results, key=lambda r: (r.init, r.method, r.fold)):
         lines.append(",".join(str(getattr(r, c)) for c in cols))
