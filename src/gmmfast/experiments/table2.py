@@ -427,7 +427,7 @@ def fold_csv(results) -> str:
     """Every run as one CSV line (method, init, fold and the measured figures)."""
     cols = ["method", "init", "fold", "objective", "test_error", "test_loc", "train_loc",
             "test_loc1", "train_loc1", "changed", "n_iter", "seconds", "cp_iters", "no_signal",
-            "lam"]
+            "lam", "total_seconds"]
     lines = [",".join(cols)]
     for r in sorted(results, key=lambda r: (r.init, r.method, r.fold)):
         lines.append(",".join(str(getattr(r, c)) for c in cols))
