@@ -557,6 +557,48 @@ def test_cli_runs_tiny(tmp_path, capsys):
     assert fig.stat().st_size > 1000
 
 
+@pytest.mark.filterwarnings("ignore::gmmfast.lssvm.FirstBoundWarning")
+def test_lambda_is_chosen_by_validation_inside_the_training_folds():
+    """run_fold with several lambdas: the one with the lowest error on a held-out fifth of
+    the training folds (ties to the larger), then the same fit as run_fold at that lambda."""
+    from gmmfast.datasets import make_cluttered_objects
+    from gmmfast.experiments.table2 import choose_lam, cv_folds, inner_split, run_fold, split
+    train = np.arange(3, 53)
+    fit, val = inner_split(train, seed=0, k=1)
+    assert val.size == 10 and np.intersect1d(fit, val).size == 0
+    np.testing.assert_array_equal(np.union1d(fit, val), train)
+    np.testing.assert_array_equal(inner_split(train, seed=0, k=1)[1], val)
+    assert not np.array_equal(inner_split(train, seed=0, k=2)[1], val)
+
+    D = make_cluttered_objects(8, random_state=0)
+    folds = cv_folds(len(D.target), 2, seed=0)
+    kw = dict(tol=1e-3, max_iter=3, solver_tol=1e-3)
+    lams = [0.001, 0.1, 10.0]
+    r = run_fold(D, folds, 0, "ccp", "center", lam=lams, **kw)
+    errors = choose_lam(D, split(len(D.target), folds, 0)[0], 0, "ccp", "center", lams,
+                        n_folds=10, random_bounds="walk", solver="dcd", eta=0.1, **kw)
+    assert r.val_errors == errors and set(errors) == set(lams)
+    best = min(errors.values())
+    assert r.lam == max(v for v in lams if errors[v] == best)
+    again = run_fold(D, folds, 0, "ccp", "center", lam=r.lam, **kw)
+    assert again.val_errors is None and again.lam == r.lam
+    assert again.objective == r.objective and again.test_error == r.test_error
+    from gmmfast.experiments.table2 import compare
+    with pytest.raises(ValueError, match="lam or lams"):
+        compare(["ccp"], ["center"], lam=0.1, lams=[0.1])
+    with pytest.raises(ValueError, match="lams must be finite numbers > 0"):
+        compare(["ccp"], ["center"], lams=[0.1, -1.0])
+
+
+def test_cli_lams_is_validated_before_working(capsys):
+    from gmmfast.cli import main
+    for bad in ("0.1,x", "0,0.1", ""):
+        with pytest.raises(SystemExit, match="--lams must be comma-separated finite numbers"):
+            main(["lssvm-compare", "--quick", "--lams", bad])
+    with pytest.raises(SystemExit, match="--lam or --lams"):
+        main(["lssvm-compare", "--quick", "--lam", "0.1", "--lams", "0.1,1"])
+
+
 # -- hardening: small lam, the QP, bad lengths, interrupts, renamed parameters --------------
 def test_simplex_qp_rank_deficient_needs_few_smo_steps():
     """More planes than dimensions (and repeated planes) make G singular; the active set

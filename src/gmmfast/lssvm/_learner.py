@@ -255,8 +255,9 @@ class LatentSSVM(BaseEstimator):
                 why = (f"the first bound's gap d_1 = {d1:.3g} is at most tol * F(w_0) = "
                        f"{p['tol'] * f0:.3g}, so no latent value was updated and the model is "
                        "the first bound's minimiser. The initial latent values are close to a "
-                       "fixed point of the latent completion (random part labels are, for "
-                       "class-specific parts: every part template is about the class mean); "
+                       "fixed point of the latent completion (random part labels with "
+                       "class-specific parts are one: every part template is about the class "
+                       "mean); "
                        f"a tol below {d1 / f0:.2g} trains on from them.")
             else:
                 why = ("the initial latent values are a fixed point of the latent completion "
