@@ -127,15 +127,15 @@ def first_bound(D, folds, k: int, lam: float, init: str, solver_tol: float = 1e-
 
 
 def inner_split(train: np.ndarray, seed: int, k: int, fraction: float = 0.2):
-    """A fixed random split of a training fold into (fit, validation) indices, for choosing lambda."""
+    """A fixed random split of a training fold into (fit, validation) indices (for lambda)."""
     perm = np.random.default_rng([seed, k, 1]).permutation(train.size)
     n_val = max(1, int(round(fraction * train.size)))
     return np.sort(train[perm[n_val:]]), np.sort(train[perm[:n_val]])
 
 
 def _train(D, train, method: str, init: str, k: int, seed: int, lam: float, kw: dict):
-    est = LatentSSVM(_model(D), lam=lam, method=method, random_state=np.random.default_rng([seed, k]),
-                     **kw)
+    est = LatentSSVM(_model(D), lam=lam, method=method,
+                     random_state=np.random.default_rng([seed, k]), **kw)
     t = time.perf_counter()
     no_signal = _fit(est, D.data[train], D.target[train], init)
     return est, no_signal, time.perf_counter() - t
@@ -167,15 +167,14 @@ def run_fold(D, folds, k: int, method: str, init: str, *, lam: Union[float, Sequ
     training folds only.
     """
     train, test = split(len(D.target), folds, k)
-    kw = dict(method=method, init=init, k=k, seed=seed, kw=dict(
-        eta=eta, n_folds=n_folds_bias, random_bounds=random_bounds, tol=tol, max_iter=max_iter,
-        solver_tol=solver_tol, solver=solver))
+    opts = dict(eta=eta, n_folds=n_folds_bias, random_bounds=random_bounds, tol=tol,
+                max_iter=max_iter, solver_tol=solver_tol, solver=solver)
     val_errors = None
     t = time.perf_counter()
     if np.ndim(lam):
-        val_errors = choose_lam(D, train, k, method, init, lam, seed=seed, **kw["kw"])
+        val_errors = choose_lam(D, train, k, method, init, lam, seed=seed, **opts)
         lam = min(val_errors, key=lambda v: (val_errors[v], -v))
-    est, no_signal, seconds = _train(D, train, lam=float(lam), **kw)
+    est, no_signal, seconds = _train(D, train, method, init, k, seed, float(lam), opts)
     total = time.perf_counter() - t
     y_hat, z_hat = est.predict(D.data[test], return_latent=True)
     return FoldResult(
