@@ -22,7 +22,7 @@ same labels for one init and seed.
 
 Run: python bench/scenes_table3.py [--jobs 2] [--seeds 5] [--inits random,0,0.25,0.5,1]
 [--methods ccp,gmm-random,gmm-random-subset,gmm-biased] [--max-iter 200] [--tol 1e-3]
-[--name scenes_table3]
+[--eta 0.1] [--name scenes_table3]
 (the same runs as
 `gmmfast scene-compare --jobs 2 --figure bench/results/scenes_labelings.png`)
 """
@@ -52,6 +52,8 @@ def main() -> None:
     ap.add_argument("--inits", default=",".join(map(str, INITS)))
     ap.add_argument("--methods", default=",".join(METHODS))
     ap.add_argument("--max-iter", type=int, default=200)
+    ap.add_argument("--eta", type=float, default=0.1,
+                    help="G-MM progress coefficient (the paper's: 0.1)")
     ap.add_argument("--tol", type=float, default=1e-3,
                     help="G-MM stopping tolerance: stop when d_t <= tol F(w_0)")
     ap.add_argument("--name", default="scenes_table3",
@@ -61,7 +63,7 @@ def main() -> None:
     inits = [i if i == "random" else float(i) for i in args.inits.split(",")]
     methods = [m for m in args.methods.split(",") if m]
     t0 = time.perf_counter()
-    D, results, gen, lam = compare(methods, inits, n_seeds=args.seeds, eta=0.1,
+    D, results, gen, lam = compare(methods, inits, n_seeds=args.seeds, eta=args.eta,
                                    max_iter=args.max_iter,
                                    tol=args.tol, solver_tol=1e-3, solver_max_iter=3000,
                                    jobs=args.jobs)
@@ -78,7 +80,7 @@ def main() -> None:
     body = "\n".join([
         f"{D.y_train.shape[0]} training + {D.y_test.shape[0]} test scenes, generator `{gen}`; "
         f"RegionPartModel({D.n_classes}, {D.n_parts}, {D.grid}, shared_parts=False); lambda = "
-        f"{lam}, eta = 0.1, tol = {args.tol:g}, max_iter = {args.max_iter}, cutting-plane gap 1e-3 "
+        f"{lam}, eta = {args.eta:g}, tol = {args.tol:g}, max_iter = {args.max_iter}, cutting-plane gap 1e-3 "
         "(<= 3000 planes "
         f"per bound); {args.seeds} seeds. {len(results)} runs, wall time {seconds:.0f} s with "
         f"{args.jobs} processes (one thread each).",
