@@ -80,8 +80,8 @@ def main() -> None:
     body = "\n".join([
         f"{D.y_train.shape[0]} training + {D.y_test.shape[0]} test scenes, generator `{gen}`; "
         f"RegionPartModel({D.n_classes}, {D.n_parts}, {D.grid}, shared_parts=False); lambda = "
-        f"{lam}, eta = {args.eta:g}, tol = {args.tol:g}, max_iter = {args.max_iter}, cutting-plane gap 1e-3 "
-        "(<= 3000 planes "
+        f"{lam}, eta = {args.eta:g}, tol = {args.tol:g}, max_iter = {args.max_iter}, "
+        "cutting-plane gap 1e-3 (<= 3000 planes "
         f"per bound); {args.seeds} seeds. {len(results)} runs, wall time {seconds:.0f} s with "
         f"{args.jobs} processes (one thread each).",
         "",
