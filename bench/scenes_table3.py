@@ -22,7 +22,7 @@ same labels for one init and seed.
 
 Run: python bench/scenes_table3.py [--jobs 2] [--seeds 5] [--inits random,0,0.25,0.5,1]
 [--methods ccp,gmm-random,gmm-random-subset,gmm-biased] [--max-iter 200] [--tol 1e-3]
-[--eta 0.1] [--name scenes_table3]
+[--eta 0.1] [--n-train 300] [--n-bins 8] [--name scenes_table3]
 (the same runs as
 `gmmfast scene-compare --jobs 2 --figure bench/results/scenes_labelings.png`)
 """
@@ -56,6 +56,10 @@ def main() -> None:
                     help="G-MM progress coefficient (the paper's: 0.1)")
     ap.add_argument("--tol", type=float, default=1e-3,
                     help="G-MM stopping tolerance: stop when d_t <= tol F(w_0)")
+    ap.add_argument("--n-train", type=int, default=300, help="training images (and as many test)")
+    ap.add_argument("--n-bins", type=int, default=None,
+                    help="orientation bins of the region features (d = n_bins + 2; default: "
+                         "make_texture_scenes')")
     ap.add_argument("--name", default="scenes_table3",
                     help="results file stem (bench/results/NAME.md, NAME_runs.csv); a name other "
                          "than the default also prefixes the labeling pictures")
@@ -64,7 +68,8 @@ def main() -> None:
     methods = [m for m in args.methods.split(",") if m]
     t0 = time.perf_counter()
     D, results, gen, lam = compare(methods, inits, n_seeds=args.seeds, eta=args.eta,
-                                   max_iter=args.max_iter,
+                                   max_iter=args.max_iter, n_train=args.n_train,
+                                   n_test=300, n_bins=args.n_bins,
                                    tol=args.tol, solver_tol=1e-3, solver_max_iter=3000,
                                    jobs=args.jobs)
     seconds = time.perf_counter() - t0

@@ -363,8 +363,12 @@ def compare(methods: Sequence[str], inits: Sequence, *, n_seeds: int = 5, eta: f
             lam: Optional[float] = None, noise: Optional[float] = None, max_iter: int = 200,
             tol: float = 1e-3, solver_tol: float = 1e-3, solver_max_iter: int = 1000,
             n_train: int = 300, n_test: int = 300, data_seed: int = 0,
-            grid: Optional[tuple] = None, jobs: int = 1, progress: bool = True) -> tuple:
-    """Run every (method, init, seed); returns (data, results, generator parameters, lam)."""
+            grid: Optional[tuple] = None, n_bins: Optional[int] = None, jobs: int = 1,
+            progress: bool = True) -> tuple:
+    """Run every (method, init, seed); returns (data, results, generator parameters, lam).
+
+    ``noise``, ``grid`` and ``n_bins`` override the generator's (SCENES_DEFAULTS).
+    """
     for m in methods:
         if m not in METHODS:
             raise ValueError(f"unknown method {m!r}; choose from {list(METHODS)}")
@@ -374,6 +378,8 @@ def compare(methods: Sequence[str], inits: Sequence, *, n_seeds: int = 5, eta: f
         gen["noise"] = noise
     if grid is not None:
         gen["grid"] = tuple(grid)
+    if n_bins is not None:
+        gen["n_bins"] = int(n_bins)
     D = _data(gen)
     kw = dict(lam=lam, eta=eta, tol=tol, max_iter=max_iter, solver_tol=solver_tol,
               solver_max_iter=solver_max_iter)
