@@ -56,7 +56,8 @@ def main() -> None:
                     help="G-MM progress coefficient (the paper's: 0.1)")
     ap.add_argument("--tol", type=float, default=1e-3,
                     help="G-MM stopping tolerance: stop when d_t <= tol F(w_0)")
-    ap.add_argument("--n-train", type=int, default=300, help="training images (and as many test)")
+    ap.add_argument("--n-train", type=int, default=300,
+                    help="training images (the test images stay 300)")
     ap.add_argument("--n-bins", type=int, default=None,
                     help="orientation bins of the region features (d = n_bins + 2; default: "
                          "make_texture_scenes')")

@@ -379,7 +379,7 @@ def compare(methods: Sequence[str], inits: Sequence, *, n_seeds: int = 5, eta: f
     if grid is not None:
         gen["grid"] = tuple(grid)
     if n_bins is not None:
-        gen["n_bins"] = int(n_bins)
+        gen["n_bins"] = n_bins         # validated by make_texture_scenes
     D = _data(gen)
     kw = dict(lam=lam, eta=eta, tol=tol, max_iter=max_iter, solver_tol=solver_tol,
               solver_max_iter=solver_max_iter)
