@@ -70,7 +70,9 @@ def main() -> None:
     t0 = time.perf_counter()
     D, results, gen, lam = compare(methods, inits, n_seeds=args.seeds, eta=args.eta,
                                    max_iter=args.max_iter, n_train=args.n_train,
-                                   n_test=300, n_bins=args.n_bins,
+                                   n_test=300,
+                                   generator={} if args.n_bins is None else
+                                   {"n_bins": args.n_bins},
                                    tol=args.tol, solver_tol=1e-3, solver_max_iter=3000,
                                    jobs=args.jobs)
     seconds = time.perf_counter() - t0

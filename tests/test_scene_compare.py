@@ -60,8 +60,17 @@ def test_cli_runs_tiny(tmp_path, capsys):
 def test_compare_passes_the_generator_overrides():
     from gmmfast.experiments.table3 import compare
     D, results, gen, lam = compare(["ccp"], ["random"], n_seeds=1, n_train=12, n_test=10,
-                                   grid=(4, 4), n_bins=16, max_iter=1, solver_max_iter=50,
-                                   progress=False)
+                                   generator=dict(grid=(4, 4), n_bins=16), max_iter=1,
+                                   solver_max_iter=50, progress=False)
     assert D.X_train.shape == (12, 16, 18) and D.X_test.shape[0] == 10   # d = n_bins + 2
     assert gen["n_bins"] == 16 and gen["grid"] == (4, 4) and lam == 10.0
     assert len(results) == 1 and results[0].method == "ccp"
+
+
+def test_compare_refuses_an_unknown_generator_parameter():
+    from gmmfast.experiments.table3 import compare
+    with pytest.raises(ValueError, match="generator: unknown parameter.*'bins'"):
+        compare(["ccp"], ["random"], generator=dict(bins=16), progress=False)
+    with pytest.raises(ValueError, match="n_bins must be an integer"):
+        compare(["ccp"], ["random"], n_train=12, n_test=10, generator=dict(n_bins=2.5),
+                progress=False)

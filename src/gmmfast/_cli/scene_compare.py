@@ -101,12 +101,12 @@ def run(args) -> int:
         lam = 10.0 if lam is None else lam
     solver_tol = args.solver_tol
     t = time.perf_counter()
+    generator = {k: v for k, v in (("noise", args.noise), ("grid", grid)) if v is not None}
     D, results, gen, lam = compare(methods, inits, n_seeds=seeds, eta=args.eta, lam=lam,
-                                   noise=args.noise, max_iter=max_iter, tol=args.tol,
-                                   solver_tol=solver_tol,
+                                   max_iter=max_iter, tol=args.tol, solver_tol=solver_tol,
                                    solver_max_iter=args.solver_max_iter,
                                    n_train=n_train, n_test=n_test, data_seed=args.data_seed,
-                                   grid=grid, jobs=args.jobs)
+                                   generator=generator, jobs=args.jobs)
     orc = oracle(D, lam) if args.oracle else None
     text = tables(D, results, methods, inits, orc)
     head = (f"{n_train} training + {n_test} test scenes (make_texture_scenes {gen}), "

@@ -33,6 +33,8 @@ __all__ = ["SCENES_DEFAULTS", "LAM", "INIT_LAMBDAS", "SceneData", "SceneResult",
 SCENES_DEFAULTS: Dict[str, Any] = dict(n_classes=5, n_parts=12, grid=(10, 10), cell=8,
                                        regions_per_class=4, layout_jitter=1.0,
                                        part_swap=0.1, noise=0.3)
+#: make_texture_scenes' parameters that a comparison may override (the rest are set here).
+GENERATOR_KEYS = frozenset(SCENES_DEFAULTS) | {"n_bins"}
 N_TRAIN = 300
 N_TEST = 300
 #: lambda (regularisation) of the LS-SVM, chosen by validation of the oracle
@@ -360,26 +362,25 @@ def jobs_for(methods: Sequence[str], inits: Sequence, n_seeds: int) -> List[tupl
 
 
 def compare(methods: Sequence[str], inits: Sequence, *, n_seeds: int = 5, eta: float = 0.1,
-            lam: Optional[float] = None, noise: Optional[float] = None, max_iter: int = 200,
-            tol: float = 1e-3, solver_tol: float = 1e-3, solver_max_iter: int = 1000,
-            n_train: int = 300, n_test: int = 300, data_seed: int = 0,
-            grid: Optional[tuple] = None, n_bins: Optional[int] = None, jobs: int = 1,
-            progress: bool = True) -> tuple:
+            lam: Optional[float] = None, max_iter: int = 200, tol: float = 1e-3,
+            solver_tol: float = 1e-3, solver_max_iter: int = 1000, n_train: int = 300,
+            n_test: int = 300, data_seed: int = 0, generator: Optional[Dict[str, Any]] = None,
+            jobs: int = 1, progress: bool = True) -> tuple:
     """Run every (method, init, seed); returns (data, results, generator parameters, lam).
 
-    ``noise``, ``grid`` and ``n_bins`` override the generator's (SCENES_DEFAULTS).
+    ``generator`` overrides make_texture_scenes' parameters (SCENES_DEFAULTS),
+    e.g. ``dict(noise=0.5, n_bins=64)``; the values are validated there.
     """
     for m in methods:
         if m not in METHODS:
             raise ValueError(f"unknown method {m!r}; choose from {list(METHODS)}")
+    overrides = dict(generator or {})
+    bad = sorted(set(overrides) - GENERATOR_KEYS)
+    if bad:
+        raise ValueError(f"generator: unknown parameter(s) {bad}; choose from "
+                         f"{sorted(GENERATOR_KEYS)}.")
     lam = LAM if lam is None else lam
-    gen = dict(seed=data_seed, n_train=n_train, n_test=n_test)
-    if noise is not None:
-        gen["noise"] = noise
-    if grid is not None:
-        gen["grid"] = tuple(grid)
-    if n_bins is not None:
-        gen["n_bins"] = n_bins         # validated by make_texture_scenes
+    gen = dict(overrides, seed=data_seed, n_train=n_train, n_test=n_test)
     D = _data(gen)
     kw = dict(lam=lam, eta=eta, tol=tol, max_iter=max_iter, solver_tol=solver_tol,
               solver_max_iter=solver_max_iter)
