@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 import pytest
@@ -248,6 +249,48 @@ def test_potts_select_extremes():
         potts_select(costs, table_value(flat, touching.ravel()) - 1.0, touching, (3, 3))
 
 
+def test_potts_select_walk_stays_near_the_touching_labeling():
+    """Two clean halves per image, any budget: the global search makes every image one part
+    (E = 0); the walk cannot, since moving any region off a straight boundary raises E."""
+    n, H, W, L = 3, 4, 4, 3
+    touching = np.zeros((n, H, W), dtype=np.int32)
+    touching[:, :, W // 2:] = 1
+    touching = touching.reshape(n, H * W)
+    costs = np.ones((n, H * W, L))
+    costs[np.arange(n)[:, None], np.arange(H * W)[None, :], touching] = 0.0
+    z, v, info = potts_select(costs, 1e9, touching, (H, W))
+    assert info["energy"] == 0 and (z == z[:, :1]).all()
+    z, v, info = potts_select(costs, 1e9, touching, (H, W), search="walk")
+    np.testing.assert_array_equal(z, touching)
+    assert info["energy"] == info["touching_energy"] == n * H and math.isnan(info["multiplier"])
+    with pytest.raises(ValueError, match="search must be 'global' or 'walk', got 'local'"):
+        potts_select(costs, 1e9, touching, (H, W), search="local")
+
+
+def test_potts_select_walk_always_valid_and_never_less_coherent_than_touching():
+    rng = np.random.default_rng(5)
+    for trial in range(20):
+        grid = (int(rng.integers(2, 5)), int(rng.integers(2, 5)))
+        L = int(rng.integers(2, 5))
+        costs, touching, budget = _problem(rng, int(rng.integers(1, 5)), grid, L,
+                                           rng.choice([0.0, 0.05, 0.2, 0.6]))
+        zw, vw, iw = potts_select(costs, budget, touching, grid, search="walk")
+        n = costs.shape[0]
+        assert vw <= budget and vw == table_value(costs.reshape(-1, L), zw.ravel())
+        assert iw["energy"] == potts_energy(zw.reshape(n, *grid)).sum()
+        assert iw["energy"] <= iw["touching_energy"]
+        assert iw["evaluations"] == 0                 # no alpha-expansion on the walk
+
+
+def test_potts_bias_search_is_checked_before_fitting():
+    X, y, Z = tiny_scenes(n=12, seed=6)
+    est = LatentSSVM(RegionPartModel(3, 4, (4, 4)), method="gmm-biased",
+                     bias=PottsBias(search="local"), max_iter=2)
+    with pytest.raises(ValueError, match="search must be 'global' or 'walk', got 'local'"):
+        est.fit(X, y, latent_init="random")
+    assert not hasattr(est, "coef_")
+
+
 # -- initialisation ----------------------------------------------------------------------------
 def test_coherent_initialisation():
     X, y, Z = tiny_scenes(n=30, seed=5, grid=(6, 6), noise=0.8)
@@ -273,7 +316,7 @@ def test_coherent_initialisation():
 # -- the learner on the scene model ----------------------------------------------------------
 METHODS = [("ccp", "walk", "potts"), ("gmm-random", "walk", "potts"),
            ("gmm-random", "subset", "potts"), ("gmm-biased", "walk", "potts"),
-           ("gmm-biased", "walk", "multifold")]
+           ("gmm-biased", "walk", "multifold"), ("gmm-biased", "walk", PottsBias(search="walk"))]
 
 
 def _init(X, kind):
@@ -301,8 +344,9 @@ def test_invariants_hold(method, rb, bias, init):
     assert yh.shape == (36,) and zh.shape == (36, 16)
     if init != "random":
         assert est.objective_ < 1.0
-    if method == "gmm-biased" and bias == "potts":
-        assert isinstance(est.bias_, PottsBias)
+    if method == "gmm-biased" and (bias == "potts" or isinstance(bias, PottsBias)):
+        assert isinstance(est.bias_, PottsBias) and est.bias_ is not bias
+        assert est.bias_.search == ("global" if bias == "potts" else bias.search)
         b = est.bias_
         assert len(b.energies) == est.n_iter_ - 1       # the first bound is the init
         assert all(e <= t for e, t in zip(b.energies, b.touching_energies))

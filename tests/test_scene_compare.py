@@ -74,3 +74,13 @@ def test_compare_refuses_an_unknown_generator_parameter():
     with pytest.raises(ValueError, match="n_bins must be an integer"):
         compare(["ccp"], ["random"], n_train=12, n_test=10, generator=dict(n_bins=2.5),
                 progress=False)
+
+
+def test_compare_runs_the_walk_variant_of_the_potts_bias():
+    from gmmfast.experiments.table3 import compare
+    D, results, gen, lam = compare(["gmm-biased", "gmm-biased-walk"], ["random"], n_seeds=1,
+                                   n_train=12, n_test=10, generator=dict(grid=(4, 4)),
+                                   max_iter=3, solver_max_iter=50, progress=False)
+    assert sorted(r.method for r in results) == ["gmm-biased", "gmm-biased-walk"]
+    for r in results:
+        assert r.invariant_violations == [] and 1 <= r.n_iter <= 3

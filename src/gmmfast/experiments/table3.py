@@ -20,7 +20,7 @@ from typing import Any, Dict, List, Optional, Sequence, Union
 
 import numpy as np
 
-from ..lssvm import LatentSSVM, RegionPartModel, coherent_labels, discover_parts
+from ..lssvm import LatentSSVM, PottsBias, RegionPartModel, coherent_labels, discover_parts
 from ..potts import potts_energy
 from ._jobs import markdown_table, run_jobs
 
@@ -196,7 +196,7 @@ class SceneResult:
 
 def run_method(D: SceneData, method: str, init: Union[str, float], z0: np.ndarray, *,
                lam: float = LAM, eta: float = 0.1, random_bounds: str = "walk",
-               bias: str = "potts", tol: float = 1e-3, max_iter: int = 200,
+               bias: Union[str, PottsBias] = "potts", tol: float = 1e-3, max_iter: int = 200,
                solver_tol: float = 1e-4, solver_max_iter: int = 1000, seed: int = 0,
                key: Optional[str] = None, keep: int = 6) -> SceneResult:
     """Train ``method`` from the labels ``z0``; evaluate on the test images."""
@@ -312,14 +312,17 @@ def plot_labelings(D: SceneData, results: Sequence[SceneResult], methods: Sequen
     plt.close(fig)
 
 
-#: Method keys of the command: (LatentSSVM method, random_bounds).
-METHODS = {"ccp": ("ccp", "walk"), "gmm-random": ("gmm-random", "walk"),
-           "gmm-random-subset": ("gmm-random", "subset"), "gmm-biased": ("gmm-biased", "walk")}
+#: Method keys of the command: (LatentSSVM method, random_bounds, bias).
+METHODS = {"ccp": ("ccp", "walk", "potts"), "gmm-random": ("gmm-random", "walk", "potts"),
+           "gmm-random-subset": ("gmm-random", "subset", "potts"),
+           "gmm-biased": ("gmm-biased", "walk", "potts"),
+           "gmm-biased-walk": ("gmm-biased", "walk", PottsBias(search="walk"))}
 
 
 LABELS = {"ccp": "CCP", "gmm-random": "G-MM random (walk)",
           "gmm-random-subset": "G-MM random (subset S_t, paper)",
-          "gmm-biased": "G-MM biased (Potts)"}
+          "gmm-biased": "G-MM biased (Potts)",
+          "gmm-biased-walk": "G-MM biased (Potts, walk from touching)"}
 
 
 #: Methods whose runs are repeated over seeds from the coherent initialisations.
@@ -343,11 +346,12 @@ def _one(job):
     """Worker: one (method, init, seed) run, single-threaded kernels."""
     from threadpoolctl import threadpool_limits
     key, init, seed, gen, kw = job
-    method, rb = METHODS[key]
+    method, rb, bias = METHODS[key]
     with threadpool_limits(limits=1):
         D = _data(gen)
         z0 = initial_labels(D, init, seed if init == "random" else 0)
-        return run_method(D, method, init, z0, random_bounds=rb, seed=seed, key=key, **kw)
+        return run_method(D, method, init, z0, random_bounds=rb, bias=bias, seed=seed, key=key,
+                          **kw)
 
 
 def jobs_for(methods: Sequence[str], inits: Sequence, n_seeds: int) -> List[tuple]:

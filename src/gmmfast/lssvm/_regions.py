@@ -245,12 +245,20 @@ class RegionPartModel(LatentModel):
 
 # -- the Potts bias -------------------------------------------------------------------------
 def potts_select(costs: np.ndarray, budget: float, touching: np.ndarray,
-                 grid: Tuple[int, int], *, n_bisect: int = 30, max_cycles: int = 20,
-                 exchanges: int = 16) -> Tuple[np.ndarray, float, Dict[str, float]]:
+                 grid: Tuple[int, int], *, search: str = "global", n_bisect: int = 30,
+                 max_cycles: int = 20, exchanges: int = 16
+                 ) -> Tuple[np.ndarray, float, Dict[str, float]]:
     """The most coherent labeling within budget: min sum_i E(z_i) s.t. fsum c(z) <= budget.
 
     ``costs`` (n, R, L) is the per-region cost table, ``touching`` (n, R) a
-    labeling within budget (the per-region argmin). Three steps:
+    labeling within budget (the per-region argmin).
+
+    ``search="walk"`` climbs from the touching labeling on the paper's walk
+    graph (labelings that differ in one region, all within budget): step 3
+    below from the touching labeling only, a local maximum of the bias near
+    the touching bound. ``search="global"`` (default) also takes steps 1 and
+    2, which can jump to any labeling within budget, e.g. one part per image
+    (E = 0) whenever the budget allows it:
 
     1. Lagrangian relaxation of the one budget: for a multiplier mu every
        image solves ``min_z mu * c_i(z) + E(z_i)`` by alpha-expansion
@@ -286,6 +294,8 @@ def potts_select(costs: np.ndarray, budget: float, touching: np.ndarray,
     if isinstance(budget, bool) or not isinstance(budget, numbers.Real) or math.isnan(budget):
         raise ValueError(f"budget must be a real number, got {budget!r}.")
     touching = check_indices(touching, "touching", (n, R), L)
+    if search not in ("global", "walk"):
+        raise ValueError(f"search must be 'global' or 'walk', got {search!r}.")
     flat = costs.reshape(n * R, L)
 
     def value(z: np.ndarray) -> float:
@@ -299,16 +309,59 @@ def potts_select(costs: np.ndarray, budget: float, touching: np.ndarray,
         raise ValueError(f"the touching labeling costs {t_val!r}, more than the budget "
                          f"{budget!r}.")
     e_touch = energy(touching)
-    info = {"multiplier": math.inf, "energy": float(e_touch.sum()),
+    info = {"multiplier": math.inf if search == "global" else math.nan,
+            "energy": float(e_touch.sum()),
             "touching_energy": float(e_touch.sum()), "evaluations": 0}
-    # mu -> 0: the cheapest constant labeling of each image (E = 0 everywhere)
-    const = np.repeat(costs.sum(axis=1).argmin(axis=1)[:, None], R, axis=1).astype(np.int32)
-    c_val = value(const)
-    if c_val <= budget:
-        info.update(multiplier=0.0, energy=0.0)
-        return const, c_val, info
+    if search == "global":
+        # mu -> 0: the cheapest constant labeling of each image (E = 0 everywhere)
+        const = np.repeat(costs.sum(axis=1).argmin(axis=1)[:, None], R, axis=1).astype(np.int32)
+        c_val = value(const)
+        if c_val <= budget:
+            info.update(multiplier=0.0, energy=0.0)
+            return const, c_val, info
     if e_touch.sum() == 0:
         return touching, t_val, info
+    # 3. local search on single regions, from that choice and from the touching labeling,
+    #    with both orders of the moves; exchanges from the best result
+    best = (float(e_touch.sum()), t_val, touching.copy(), e_touch)
+
+    def consider(cand: np.ndarray) -> None:
+        nonlocal best
+        vc = value(cand)
+        if vc <= budget:
+            ec = energy(cand)
+            if (float(ec.sum()), vc) < best[:2]:
+                best = (float(ec.sum()), vc, cand, ec)
+
+    starts = [(touching, t_val)]
+    mu_hi = math.nan                  # no multiplier on the walk
+    if search == "global":
+        z, v, mu_hi = _global_candidate(costs, budget, touching, e_touch, const, grid, value,
+                                        info, n_bisect, max_cycles)
+        consider(z)
+        starts.insert(0, (z, v))
+    for start, v_start in starts:
+        for mode in (0, 1):
+            cand = np.ascontiguousarray(start, dtype=np.int32).copy()
+            K.greedy_moves(costs, cand, float(budget - v_start), H, W, -1, -1, mode)
+            consider(cand)
+    consider(_exchanges(costs, best[2], touching, budget - best[1], grid, exchanges))
+    _, v, z, e = best
+    info.update(multiplier=mu_hi, energy=float(e.sum()))
+    return z, v, info
+
+
+def _global_candidate(costs: np.ndarray, budget: float, touching: np.ndarray,
+                      e_touch: np.ndarray, const: np.ndarray, grid: Tuple[int, int],
+                      value: Any, info: Dict[str, Any], n_bisect: int, max_cycles: int
+                      ) -> Tuple[np.ndarray, float, float]:
+    """Steps 1 and 2 of :func:`potts_select`: (labeling within budget, its cost, multiplier).
+
+    ``const`` is every image's cheapest constant labeling (over budget);
+    ``info["evaluations"]`` counts the alpha-expansion batches solved.
+    """
+    n, R, L = costs.shape
+    t_val = value(touching)
     cands = [(touching, costs_per_image(costs, touching), e_touch),
              (const, costs_per_image(costs, const), np.zeros(n, dtype=np.int64))]
     # 1. bisection on the multiplier; scale: one Potts edge against a region's typical margin
@@ -353,28 +406,7 @@ def potts_select(costs: np.ndarray, budget: float, touching: np.ndarray,
     v = value(z)
     if not v <= budget:               # rounding in the running sums: the touching start is safe
         z, v = touching.copy(), t_val
-    # 3. local search on single regions, from that choice and from the touching labeling,
-    #    with both orders of the moves; exchanges from the best result
-    best = (float(e_touch.sum()), t_val, touching.copy(), e_touch)
-
-    def consider(cand: np.ndarray) -> None:
-        nonlocal best
-        vc = value(cand)
-        if vc <= budget:
-            ec = energy(cand)
-            if (float(ec.sum()), vc) < best[:2]:
-                best = (float(ec.sum()), vc, cand, ec)
-
-    consider(z)
-    for start, v_start in ((z, v), (touching, t_val)):
-        for mode in (0, 1):
-            cand = np.ascontiguousarray(start, dtype=np.int32).copy()
-            K.greedy_moves(costs, cand, float(budget - v_start), H, W, -1, -1, mode)
-            consider(cand)
-    consider(_exchanges(costs, best[2], touching, budget - best[1], grid, exchanges))
-    _, v, z, e = best
-    info.update(multiplier=mu_hi, energy=float(e.sum()))
-    return z, v, info
+    return z, v, mu_hi
 
 
 def _choose_candidates(cands: List[Tuple[np.ndarray, np.ndarray, np.ndarray]],
@@ -496,23 +528,31 @@ class PottsBias:
         Bisection steps on the multiplier.
     max_cycles : int, default=20
         Alpha-expansion cycles per image.
+    search : {"global", "walk"}, default="global"
+        "global": the most coherent valid labeling that potts_select finds
+        anywhere (from random labels, where all of a class's parts score
+        alike, that is one part per image). "walk": the most coherent one it
+        reaches from the touching labeling by single-region moves within the
+        budget (a local maximum on the paper's walk graph).
 
     Attributes (filled during a fit)
     --------------------------------
     multipliers, energies, touching_energies : lists of float
-        Per G-MM iteration: the multiplier used, the total Potts energy of the
-        selected labeling and that of the touching (CCP) labeling.
+        Per G-MM iteration: the multiplier used (NaN with search="walk"), the
+        total Potts energy of the selected labeling and that of the touching
+        (CCP) labeling.
     """
 
     n_bisect: int = 30
     max_cycles: int = 20
+    search: str = "global"
     multipliers: List[float] = field(default_factory=list)
     energies: List[float] = field(default_factory=list)
     touching_energies: List[float] = field(default_factory=list)
 
     def fresh(self) -> "PottsBias":
         """A new bias with the same parameters and no record."""
-        return PottsBias(self.n_bisect, self.max_cycles)
+        return PottsBias(self.n_bisect, self.max_cycles, self.search)
 
     def setup(self, family: Any, rng: np.random.Generator) -> None:
         grid = getattr(family.model, "grid", None)
@@ -521,12 +561,14 @@ class PottsBias:
                              f"part label per region (e.g. RegionPartModel); got {family.model!r}.")
         check_int(self.n_bisect, "n_bisect", 1)
         check_int(self.max_cycles, "max_cycles", 1)
+        if self.search not in ("global", "walk"):
+            raise ValueError(f"search must be 'global' or 'walk', got {self.search!r}.")
 
     def select_valid(self, family: Any, point: Any, budget: float,
                      rng: np.random.Generator) -> Selection:
         grid = family.model.grid
         costs = point.costs.reshape(family.n, family.n_vars, point.costs.shape[1])
-        z, _, info = potts_select(costs, budget, point.touching, grid,
+        z, _, info = potts_select(costs, budget, point.touching, grid, search=self.search,
                                   n_bisect=self.n_bisect, max_cycles=self.max_cycles)
         self.multipliers.append(info["multiplier"])
         self.energies.append(info["energy"])
