@@ -244,6 +244,11 @@ class RegionPartModel(LatentModel):
 
 
 # -- the Potts bias -------------------------------------------------------------------------
+def _check_search(search: Any) -> None:
+    if search not in ("global", "walk"):
+        raise ValueError(f"search must be 'global' or 'walk', got {search!r}.")
+
+
 def potts_select(costs: np.ndarray, budget: float, touching: np.ndarray,
                  grid: Tuple[int, int], *, search: str = "global", n_bisect: int = 30,
                  max_cycles: int = 20, exchanges: int = 16
@@ -294,8 +299,7 @@ def potts_select(costs: np.ndarray, budget: float, touching: np.ndarray,
     if isinstance(budget, bool) or not isinstance(budget, numbers.Real) or math.isnan(budget):
         raise ValueError(f"budget must be a real number, got {budget!r}.")
     touching = check_indices(touching, "touching", (n, R), L)
-    if search not in ("global", "walk"):
-        raise ValueError(f"search must be 'global' or 'walk', got {search!r}.")
+    _check_search(search)
     flat = costs.reshape(n * R, L)
 
     def value(z: np.ndarray) -> float:
@@ -321,8 +325,6 @@ def potts_select(costs: np.ndarray, budget: float, touching: np.ndarray,
             return const, c_val, info
     if e_touch.sum() == 0:
         return touching, t_val, info
-    # 3. local search on single regions, from that choice and from the touching labeling,
-    #    with both orders of the moves; exchanges from the best result
     best = (float(e_touch.sum()), t_val, touching.copy(), e_touch)
 
     def consider(cand: np.ndarray) -> None:
@@ -336,10 +338,12 @@ def potts_select(costs: np.ndarray, budget: float, touching: np.ndarray,
     starts = [(touching, t_val)]
     mu_hi = math.nan                  # no multiplier on the walk
     if search == "global":
-        z, v, mu_hi = _global_candidate(costs, budget, touching, e_touch, const, grid, value,
-                                        info, n_bisect, max_cycles)
+        z, v, mu_hi = _global_candidate(costs, budget, touching, t_val, e_touch, const, grid,
+                                        value, info, n_bisect, max_cycles)
         consider(z)
         starts.insert(0, (z, v))
+    # 3. local search on single regions from the touching labeling (and, global only, from
+    #    the knapsack's choice), both orders of the moves; exchanges from the best result
     for start, v_start in starts:
         for mode in (0, 1):
             cand = np.ascontiguousarray(start, dtype=np.int32).copy()
@@ -351,17 +355,17 @@ def potts_select(costs: np.ndarray, budget: float, touching: np.ndarray,
     return z, v, info
 
 
-def _global_candidate(costs: np.ndarray, budget: float, touching: np.ndarray,
+def _global_candidate(costs: np.ndarray, budget: float, touching: np.ndarray, t_val: float,
                       e_touch: np.ndarray, const: np.ndarray, grid: Tuple[int, int],
                       value: Any, info: Dict[str, Any], n_bisect: int, max_cycles: int
                       ) -> Tuple[np.ndarray, float, float]:
     """Steps 1 and 2 of :func:`potts_select`: (labeling within budget, its cost, multiplier).
 
-    ``const`` is every image's cheapest constant labeling (over budget);
-    ``info["evaluations"]`` counts the alpha-expansion batches solved.
+    ``t_val`` and ``e_touch`` are the touching labeling's cost and energies, ``const``
+    every image's cheapest constant labeling (over budget); ``info["evaluations"]``
+    counts the alpha-expansion batches solved.
     """
     n, R, L = costs.shape
-    t_val = value(touching)
     cands = [(touching, costs_per_image(costs, touching), e_touch),
              (const, costs_per_image(costs, const), np.zeros(n, dtype=np.int64))]
     # 1. bisection on the multiplier; scale: one Potts edge against a region's typical margin
@@ -561,8 +565,7 @@ class PottsBias:
                              f"part label per region (e.g. RegionPartModel); got {family.model!r}.")
         check_int(self.n_bisect, "n_bisect", 1)
         check_int(self.max_cycles, "max_cycles", 1)
-        if self.search not in ("global", "walk"):
-            raise ValueError(f"search must be 'global' or 'walk', got {self.search!r}.")
+        _check_search(self.search)
 
     def select_valid(self, family: Any, point: Any, budget: float,
                      rng: np.random.Generator) -> Selection:
