@@ -8,7 +8,7 @@ at w = 0? Looked at, per setting, and nothing else (no G-MM method):
 1. lambda by validation: the oracle trained on the first two thirds of the
    training images and tested on the rest (images 0-199 and 200-299 of the
    default 300), for lambda in {10, 1} (ties within 1 point: the larger);
-2. at that lambda: the oracle trained on all 300 training images and tested on
+2. at that lambda: the oracle trained on all the training images and tested on
    the 300 test images; the first bound (common to every method) of random
    labels (seeds 0, 1), of the same labels with the paper's shared parts (for
    information), and of the coherent labels with Potts weight 0, 0.25, 0.5, 1
