@@ -181,20 +181,23 @@ def _problem(rng, n, grid, L, frac):
     return costs, touching, lo + frac * (hi - lo)
 
 
-def test_potts_select_always_valid_and_never_less_coherent_than_touching():
+@pytest.mark.parametrize("search", ["global", "walk"])
+def test_potts_select_always_valid_and_never_less_coherent_than_touching(search):
     rng = np.random.default_rng(0)
     for trial in range(30):
         grid = (int(rng.integers(1, 5)), int(rng.integers(2, 5)))
         L = int(rng.integers(2, 5))
         costs, touching, budget = _problem(rng, int(rng.integers(1, 6)), grid, L,
                                            rng.choice([0.0, 1e-3, 0.05, 0.2, 0.6, 1.0]))
-        z, v, info = potts_select(costs, budget, touching, grid)
+        z, v, info = potts_select(costs, budget, touching, grid, search=search)
         n = costs.shape[0]
         assert z.shape == touching.shape and z.dtype == np.int32
         assert v <= budget and v == table_value(costs.reshape(-1, L), z.ravel())
         E = potts_energy(z.reshape(n, *grid)).sum()
         assert E == info["energy"]
-        assert E <= potts_energy(touching.reshape(n, *grid)).sum()
+        assert E <= potts_energy(touching.reshape(n, *grid)).sum() == info["touching_energy"]
+        if search == "walk":
+            assert info["evaluations"] == 0           # no alpha-expansion on the walk
 
 
 def test_potts_select_beats_every_walk_labeling():
@@ -265,21 +268,6 @@ def test_potts_select_walk_stays_near_the_touching_labeling():
     assert info["energy"] == info["touching_energy"] == n * H and math.isnan(info["multiplier"])
     with pytest.raises(ValueError, match="search must be 'global' or 'walk', got 'local'"):
         potts_select(costs, 1e9, touching, (H, W), search="local")
-
-
-def test_potts_select_walk_always_valid_and_never_less_coherent_than_touching():
-    rng = np.random.default_rng(5)
-    for trial in range(20):
-        grid = (int(rng.integers(2, 5)), int(rng.integers(2, 5)))
-        L = int(rng.integers(2, 5))
-        costs, touching, budget = _problem(rng, int(rng.integers(1, 5)), grid, L,
-                                           rng.choice([0.0, 0.05, 0.2, 0.6]))
-        zw, vw, iw = potts_select(costs, budget, touching, grid, search="walk")
-        n = costs.shape[0]
-        assert vw <= budget and vw == table_value(costs.reshape(-1, L), zw.ravel())
-        assert iw["energy"] == potts_energy(zw.reshape(n, *grid)).sum()
-        assert iw["energy"] <= iw["touching_energy"]
-        assert iw["evaluations"] == 0                 # no alpha-expansion on the walk
 
 
 def test_potts_bias_search_is_checked_before_fitting():
