@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from gmmfast._cli.scene_compare import parse_inits
 from gmmfast.cli import main
 from gmmfast.experiments.table3 import (initial_labels, load_scenes, oracle,
                                             part_agreement, run_method)
@@ -25,6 +26,11 @@ def test_initial_labels_and_a_run():
     assert z_r.shape == (40, 25) and z_r.dtype == np.int32
     np.testing.assert_array_equal(z_r, initial_labels(D, "random", 3))
     assert not np.array_equal(z_r, initial_labels(D, "random", 4))
+    z_t = initial_labels(D, "truth")
+    np.testing.assert_array_equal(z_t, D.Z_train)
+    assert z_t.dtype == np.int32 and part_agreement(z_t, D.Z_train, D.n_parts, D.y_train) == 1.0
+    with pytest.raises(ValueError, match="'random', 'truth' or a Potts weight"):
+        initial_labels(D, "true")
     z_c = initial_labels(D, 0.5, 0)
     assert D.centres is not None and z_c.shape == (40, 25)
     assert D.centres.shape == (5, 12, D.X_train.shape[2])     # parts per class
@@ -53,6 +59,7 @@ def test_cli_runs_tiny(tmp_path, capsys):
     assert (tmp_path / "lab_random.png").exists() and (tmp_path / "lab_lambda050.png").exists()
     with pytest.raises(SystemExit, match="--inits"):
         main(["scene-compare", "--inits", "random,coherent"])
+    assert parse_inits("random, truth,0.5") == ["random", "truth", 0.5]
     with pytest.raises(SystemExit, match="--methods"):
         main(["scene-compare", "--methods", "ccp,em"])
 
@@ -84,3 +91,14 @@ def test_compare_runs_the_walk_variant_of_the_potts_bias():
     assert sorted(r.method for r in results) == ["gmm-biased", "gmm-biased-walk"]
     for r in results:
         assert r.invariant_violations == [] and 1 <= r.n_iter <= 3
+
+
+def test_compare_from_the_true_parts_runs_each_deterministic_method_once():
+    from gmmfast.experiments.table3 import compare, coherence
+    D, results, gen, lam = compare(["ccp"], ["truth"], n_seeds=3, n_train=12, n_test=10,
+                                   generator=dict(grid=(4, 4)), max_iter=3,
+                                   solver_max_iter=50, progress=False)
+    assert len(results) == 1
+    r = results[0]
+    assert r.init == "truth" and r.parts_init == 1.0 and r.invariant_violations == []
+    assert r.coherence_init == pytest.approx(coherence(D.Z_train, D.grid))

@@ -23,9 +23,9 @@ def add_parser(sub) -> None:
     p.add_argument("--methods", default="ccp,gmm-random,gmm-random-subset,gmm-biased",
                    help=f"comma-separated, from {','.join(METHODS)}")
     p.add_argument("--inits", default=None,
-                   help="comma-separated: 'random' and/or Potts weights lambda of the "
-                        "coherent initialisation (default random,0,0.25,0.5,1; "
-                        "random,0.5 with --quick)")
+                   help="comma-separated: 'random', 'truth' (the true parts) and/or "
+                        "Potts weights lambda of the coherent initialisation (default "
+                        "random,0,0.25,0.5,1; random,0.5 with --quick)")
     p.add_argument("--seeds", type=int, default=5,
                    help="seeds of the random initialisation and of G-MM random's bounds")
     p.add_argument("--eta", type=float, default=0.1, help="G-MM progress coefficient")
@@ -67,14 +67,14 @@ def parse_inits(text: str) -> list:
     for tok in (t.strip() for t in text.split(",")):
         if not tok:
             continue
-        if tok == "random":
-            out.append("random")
+        if tok in ("random", "truth"):
+            out.append(tok)
             continue
         try:
             out.append(float(tok))
         except ValueError:
-            raise SystemExit(f"gmmfast scene-compare: error: --inits: {tok!r} is neither "
-                             "'random' nor a Potts weight") from None
+            raise SystemExit(f"gmmfast scene-compare: error: --inits: {tok!r} is not "
+                             "'random', 'truth' or a Potts weight") from None
     return out
 
 

@@ -94,15 +94,20 @@ def initial_labels(D: SceneData, init: Union[str, float], seed: int = 0) -> np.n
     """The first bound's part labels (n_train, R).
 
     "random": every region a uniformly drawn part (generator seeded by
-    ``seed``). A float lambda: parts discovered once by k-means (Lloyd from
-    k-means++, seed 0) on the training regions (with class-specific parts: on
-    each class's training regions, n_parts per class), then each training
-    image labelled by alpha-expansion with the normalised part scores as
-    unaries and Potts weight lambda (:func:`gmmfast.lssvm.coherent_labels`).
+    ``seed``). "truth": the true parts (not an initialisation a user has:
+    CCP from it measures the objective of the basin around the truth, against
+    which the methods' objectives from random labels are read). A float
+    lambda: parts discovered once by k-means (Lloyd from k-means++, seed 0) on
+    the training regions (with class-specific parts: on each class's training
+    regions, n_parts per class), then each training image labelled by
+    alpha-expansion with the normalised part scores as unaries and Potts
+    weight lambda (:func:`gmmfast.lssvm.coherent_labels`).
     """
     if isinstance(init, str):
+        if init == "truth":
+            return np.ascontiguousarray(D.Z_train, dtype=np.int32)
         if init != "random":
-            raise ValueError(f"init must be 'random' or a Potts weight, got {init!r}.")
+            raise ValueError(f"init must be 'random', 'truth' or a Potts weight, got {init!r}.")
         rng = np.random.default_rng([seed, 1])
         return rng.integers(0, D.n_parts, size=D.Z_train.shape).astype(np.int32)
     if SHARED_PARTS:
@@ -175,7 +180,7 @@ class SceneResult:
     """One training run."""
 
     method: str                   # key of the method (e.g. "gmm-random-subset")
-    init: str                     # "random" or "lambda=0.25"
+    init: str                     # "random", "truth" or "lambda=0.25"
     seed: int
     objective: float              # F(w) on the training set
     accuracy: float               # test accuracy
