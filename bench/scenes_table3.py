@@ -29,7 +29,7 @@ init and seed.
 
 Run: python bench/scenes_table3.py [--jobs 2] [--seeds 5] [--inits random,0,0.25,0.5,1,truth]
 [--methods ccp,gmm-random,gmm-random-subset,gmm-biased] [--max-iter 200] [--tol 1e-3]
-[--eta 0.1] [--n-train 300] [--n-bins 8] [--data-seed 0] [--name scenes_table3]
+[--eta 0.1] [--n-train 300] [--n-bins 8] [--noise 0.3] [--data-seed 0] [--name scenes_table3]
 (the same runs as
 `gmmfast scene-compare --jobs 2 --figure bench/results/scenes_labelings.png`)
 """
@@ -68,6 +68,8 @@ def main() -> None:
     ap.add_argument("--n-bins", type=int, default=None,
                     help="orientation bins of the region features (d = n_bins + 2; default: "
                          "make_texture_scenes')")
+    ap.add_argument("--noise", type=float, default=None,
+                    help="pixel noise of the scenes (default: make_texture_scenes', 0.3)")
     ap.add_argument("--data-seed", type=int, default=0,
                     help="seed of the scenes drawn (default 0: the data of every committed run "
                          "without this option)")
@@ -81,8 +83,9 @@ def main() -> None:
     D, results, gen, lam = compare(methods, inits, n_seeds=args.seeds, eta=args.eta,
                                    max_iter=args.max_iter, n_train=args.n_train,
                                    n_test=300, data_seed=args.data_seed,
-                                   generator={} if args.n_bins is None else
-                                   {"n_bins": args.n_bins},
+                                   generator={k: v for k, v in (("n_bins", args.n_bins),
+                                                                ("noise", args.noise))
+                                              if v is not None},
                                    tol=args.tol, solver_tol=1e-3, solver_max_iter=3000,
                                    jobs=args.jobs)
     seconds = time.perf_counter() - t0
