@@ -163,6 +163,17 @@ def test_invariants_hold(method, rb, init):
     np.testing.assert_array_equal(first.latent_init_, est.latent_init_)
 
 
+def test_latent_init_array_is_copied():
+    """latent_init_ is the estimator's own array: changing the caller's afterwards changes nothing."""
+    D = tiny_digits()
+    z0 = np.zeros(D.target.shape[0], dtype=np.int32)
+    est = LatentSSVM(LatentMulticlassModel(6, positions=D.positions), lam=0.05,
+                     max_iter=2).fit(D.data, D.target, latent_init=z0)
+    assert not np.shares_memory(est.latent_init_, z0)
+    z0[:] = 1
+    assert np.all(est.latent_init_ == 0)
+
+
 def test_eta_one_gives_ccp_iterates():
     D = tiny_digits(seed=1)
     kw = dict(lam=0.05, max_iter=6, tol=0.0, random_state=0)

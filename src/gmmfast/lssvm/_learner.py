@@ -342,7 +342,7 @@ class LatentSSVM(BaseEstimator):
             where = at[0] if len(at) == 1 else at
             raise ValueError(f"latent_init[{where}] = {z[at]} is out of range: example "
                              f"{at[0]} has latent values 0..{nl[at] - 1} there.")
-        return np.ascontiguousarray(z, dtype=np.int32)
+        return np.array(z, dtype=np.int32, order="C")    # a copy: latent_init_ is ours
 
     # -- fitting ------------------------------------------------------------------
     def fit(self, X: Any, y: Any, latent_init: Any = None) -> "LatentSSVM":
