@@ -28,6 +28,7 @@ def test_initial_labels_and_a_run():
     assert not np.array_equal(z_r, initial_labels(D, "random", 4))
     z_t = initial_labels(D, "truth")
     np.testing.assert_array_equal(z_t, D.Z_train)
+    assert not np.shares_memory(z_t, D.Z_train)
     assert z_t.dtype == np.int32 and part_agreement(z_t, D.Z_train, D.n_parts, D.y_train) == 1.0
     with pytest.raises(ValueError, match="'random', 'truth' or a Potts weight"):
         initial_labels(D, "true")

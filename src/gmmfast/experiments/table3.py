@@ -105,7 +105,7 @@ def initial_labels(D: SceneData, init: Union[str, float], seed: int = 0) -> np.n
     """
     if isinstance(init, str):
         if init == "truth":
-            return np.ascontiguousarray(D.Z_train, dtype=np.int32)
+            return D.Z_train.astype(np.int32)        # a copy: the caller may change it
         if init != "random":
             raise ValueError(f"init must be 'random', 'truth' or a Potts weight, got {init!r}.")
         rng = np.random.default_rng([seed, 1])
