@@ -45,8 +45,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench._common import RESULTS, write_results  # noqa: E402
 from gmmfast.experiments.table3 import (LABELS, compare, figure_path, run_csv,  # noqa: E402
                                         tables)
-from gmmfast.experiments.table3 import (INIT_LAMBDAS, coherence, init_name,  # noqa: E402
-                                            oracle, plot_labelings)
+from gmmfast.experiments.table3 import (INIT_LAMBDAS, NAMED_INITS, coherence,  # noqa: E402
+                                        init_name, oracle, plot_labelings)
 
 METHODS = ["ccp", "gmm-random", "gmm-random-subset", "gmm-biased"]
 INITS = ["random"] + list(INIT_LAMBDAS)
@@ -77,7 +77,7 @@ def main() -> None:
                     help="results file stem (bench/results/NAME.md, NAME_runs.csv); a name other "
                          "than the default also prefixes the labeling pictures")
     args = ap.parse_args()
-    inits = [i if i in ("random", "truth") else float(i) for i in args.inits.split(",")]
+    inits = [i if i in NAMED_INITS else float(i) for i in args.inits.split(",")]
     methods = [m for m in args.methods.split(",") if m]
     t0 = time.perf_counter()
     D, results, gen, lam = compare(methods, inits, n_seeds=args.seeds, eta=args.eta,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import time
 
-from ..experiments.table3 import LABELS, METHODS, compare, figure_path, tables
+from ..experiments.table3 import LABELS, METHODS, NAMED_INITS, compare, figure_path, tables
 from ._checks import DeprecatedAlias, check_args
 from ._jobs import report
 
@@ -67,7 +67,7 @@ def parse_inits(text: str) -> list:
     for tok in (t.strip() for t in text.split(",")):
         if not tok:
             continue
-        if tok in ("random", "truth"):
+        if tok in NAMED_INITS:
             out.append(tok)
             continue
         try:

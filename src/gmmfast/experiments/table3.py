@@ -24,7 +24,7 @@ from ..lssvm import LatentSSVM, PottsBias, RegionPartModel, coherent_labels, dis
 from ..potts import potts_energy
 from ._jobs import markdown_table, run_jobs
 
-__all__ = ["SCENES_DEFAULTS", "LAM", "INIT_LAMBDAS", "SceneData", "SceneResult", "load_scenes",
+__all__ = ["SCENES_DEFAULTS", "LAM", "INIT_LAMBDAS", "NAMED_INITS", "SceneData", "SceneResult", "load_scenes",
            "initial_labels", "oracle", "first_bound", "run_method", "part_agreement",
            "summarize", "plot_labelings", "METHOD_NAMES"]
 
@@ -44,6 +44,8 @@ LAM = 10.0
 SHARED_PARTS = False
 #: Potts weights of the coherent initialisations (the paper's).
 INIT_LAMBDAS = (0.0, 0.25, 0.5, 1.0)
+#: Initialisations named by a string (the others are Potts weights): see initial_labels.
+NAMED_INITS = ("random", "truth")
 METHOD_NAMES = {"ccp": "CCP", "gmm-random": "G-MM random", "gmm-biased": "G-MM biased"}
 
 
@@ -106,7 +108,7 @@ def initial_labels(D: SceneData, init: Union[str, float], seed: int = 0) -> np.n
     if isinstance(init, str):
         if init == "truth":
             return D.Z_train.astype(np.int32)        # a copy: the caller may change it
-        if init != "random":
+        if init not in NAMED_INITS:
             raise ValueError(f"init must be 'random', 'truth' or a Potts weight, got {init!r}.")
         rng = np.random.default_rng([seed, 1])
         return rng.integers(0, D.n_parts, size=D.Z_train.shape).astype(np.int32)
