@@ -29,7 +29,8 @@ init and seed.
 
 Run: python bench/scenes_table3.py [--jobs 2] [--seeds 5] [--inits random,0,0.25,0.5,1,truth]
 [--methods ccp,gmm-random,gmm-random-subset,gmm-biased] [--max-iter 200] [--tol 1e-3]
-[--eta 0.1] [--n-train 300] [--n-bins 8] [--noise 0.3] [--data-seed 0] [--name scenes_table3]
+[--eta 0.1] [--n-train 300] [--n-bins 8] [--noise 0.3] [--positions 0] [--data-seed 0]
+[--name scenes_table3]
 (the same runs as
 `gmmfast scene-compare --jobs 2 --figure bench/results/scenes_labelings.png`)
 """
@@ -70,6 +71,9 @@ def main() -> None:
                          "make_texture_scenes')")
     ap.add_argument("--noise", type=float, default=None,
                     help="pixel noise of the scenes (default: make_texture_scenes', 0.3)")
+    ap.add_argument("--positions", type=float, default=0.0,
+                    help="scale of the one-hot region positions appended to the region "
+                         "features (default 0: none; see table3.region_positions)")
     ap.add_argument("--data-seed", type=int, default=0,
                     help="seed of the scenes drawn (default 0: the data of every committed run "
                          "without this option)")
@@ -86,6 +90,7 @@ def main() -> None:
                                    generator={k: v for k, v in (("n_bins", args.n_bins),
                                                                 ("noise", args.noise))
                                               if v is not None},
+                                   positions=args.positions,
                                    tol=args.tol, solver_tol=1e-3, solver_max_iter=3000,
                                    jobs=args.jobs)
     seconds = time.perf_counter() - t0

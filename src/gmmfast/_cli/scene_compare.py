@@ -35,6 +35,9 @@ def add_parser(sub) -> None:
     p.add_argument("--noise", type=float, default=None,
                    help="pixel noise of the generator (default: make_texture_scenes' "
                         "default)")
+    p.add_argument("--positions", type=float, default=0.0,
+                   help="scale of the one-hot region positions appended to every region's "
+                        "features (default 0: none): a score per (class, region, part)")
     p.add_argument("--max-iter", type=int, default=200)
     p.add_argument("--tol", type=float, default=1e-3, help="G-MM stopping gap (relative)")
     p.add_argument("--solver-tol", type=float, default=1e-3,
@@ -94,6 +97,9 @@ def run(args) -> int:
     if args.noise is not None and not 0 <= args.noise < float("inf"):
         raise SystemExit(f"gmmfast scene-compare: error: --noise must be a finite number >= 0, "
                          f"got {args.noise}")
+    if not 0 <= args.positions < float("inf"):
+        raise SystemExit(f"gmmfast scene-compare: error: --positions must be a finite number "
+                         f">= 0, got {args.positions}")
     seeds, max_iter, n_train, n_test, grid, lam = (args.seeds, args.max_iter, args.n_train,
                                                    args.n_test, None, args.lam)
     if args.quick:
@@ -106,7 +112,8 @@ def run(args) -> int:
                                    max_iter=max_iter, tol=args.tol, solver_tol=solver_tol,
                                    solver_max_iter=args.solver_max_iter,
                                    n_train=n_train, n_test=n_test, data_seed=args.data_seed,
-                                   generator=generator, jobs=args.jobs)
+                                   generator=generator, positions=args.positions,
+                                   jobs=args.jobs)
     orc = oracle(D, lam) if args.oracle else None
     text = tables(D, results, methods, inits, orc)
     head = (f"{n_train} training + {n_test} test scenes (make_texture_scenes {gen}), "

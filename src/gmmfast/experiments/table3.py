@@ -20,11 +20,13 @@ from typing import Any, Dict, List, Optional, Sequence, Union
 
 import numpy as np
 
+from .._validation import check_real
 from ..lssvm import LatentSSVM, PottsBias, RegionPartModel, coherent_labels, discover_parts
 from ..potts import potts_energy
 from ._jobs import markdown_table, run_jobs
 
 __all__ = ["SCENES_DEFAULTS", "LAM", "INIT_LAMBDAS", "NAMED_INITS", "SceneData", "SceneResult", "load_scenes",
+           "region_positions",
            "initial_labels", "oracle", "first_bound", "run_method", "part_agreement",
            "summarize", "plot_labelings", "METHOD_NAMES"]
 
@@ -80,14 +82,39 @@ class SceneData:
                                shared_parts=SHARED_PARTS)
 
 
-def load_scenes(seed: int = 0, n_train: int = N_TRAIN, n_test: int = N_TEST,
-                **overrides: Any) -> SceneData:
+def region_positions(X: np.ndarray, scale: float) -> np.ndarray:
+    """X (n, R, d) with ``scale`` times the one-hot code of every region's position appended:
+    (n, R, d + R); X itself when scale is 0.
+
+    With class-specific parts a part filter then has a weight per region, so
+    every (class, region, part) gets a score of its own: the RBoW model's
+    region-to-part assignment scores (paper section 5.3: unaries are "the dot
+    product scores between the feature vector extracted from an image region
+    and a part filter plus the corresponding region-to-part assignment
+    score"), through which a class's spatial layout enters the objective.
+    """
+    scale = check_real(scale, "positions", 0.0)
+    if X.ndim != 3:
+        raise ValueError(f"X must be an (n, R, d) array of region features, got shape {X.shape}.")
+    if scale == 0.0:
+        return X
+    n, R, _ = X.shape
+    code = np.broadcast_to(scale * np.eye(R, dtype=X.dtype), (n, R, R))
+    return np.concatenate([X, code], axis=2)
+
+
+def load_scenes(seed: int = 0, n_train: int = N_TRAIN, n_test: int = N_TEST, *,
+                positions: float = 0.0, **overrides: Any) -> SceneData:
     """One draw of ``make_texture_scenes`` (seed): the first n_train images for training, the
-    rest test."""
+    rest test; ``positions`` > 0 appends the regions' one-hot positions, scaled by it, to their
+    features (:func:`region_positions`)."""
     from ..datasets import make_texture_scenes
     params = dict(SCENES_DEFAULTS, **overrides)
     X, y, Z = make_texture_scenes(n_train + n_test, random_state=seed, **params)
+    X = region_positions(X, positions)
     params = dict(params, n_train=n_train, n_test=n_test, seed=seed)
+    if positions:
+        params["positions"] = float(positions)
     return SceneData(X[:n_train], y[:n_train], Z[:n_train], X[n_train:], y[n_train:],
                      Z[n_train:], params)
 
@@ -376,11 +403,12 @@ def compare(methods: Sequence[str], inits: Sequence, *, n_seeds: int = 5, eta: f
             lam: Optional[float] = None, max_iter: int = 200, tol: float = 1e-3,
             solver_tol: float = 1e-3, solver_max_iter: int = 1000, n_train: int = 300,
             n_test: int = 300, data_seed: int = 0, generator: Optional[Dict[str, Any]] = None,
-            jobs: int = 1, progress: bool = True) -> tuple:
+            positions: float = 0.0, jobs: int = 1, progress: bool = True) -> tuple:
     """Run every (method, init, seed); returns (data, results, generator parameters, lam).
 
     ``generator`` overrides make_texture_scenes' parameters (SCENES_DEFAULTS),
     e.g. ``dict(noise=0.5, n_bins=64)``; the values are validated there.
+    ``positions``: scale of the region-position features (see :func:`load_scenes`).
     """
     for m in methods:
         if m not in METHODS:
@@ -392,6 +420,8 @@ def compare(methods: Sequence[str], inits: Sequence, *, n_seeds: int = 5, eta: f
                          f"{sorted(GENERATOR_KEYS)}.")
     lam = LAM if lam is None else lam
     gen = dict(overrides, seed=data_seed, n_train=n_train, n_test=n_test)
+    if positions:
+        gen["positions"] = check_real(positions, "positions", 0.0)
     D = _data(gen)
     kw = dict(lam=lam, eta=eta, tol=tol, max_iter=max_iter, solver_tol=solver_tol,
               solver_max_iter=solver_max_iter)
