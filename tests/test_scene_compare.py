@@ -103,3 +103,44 @@ def test_compare_from_the_true_parts_runs_each_deterministic_method_once():
     r = results[0]
     assert r.init == "truth" and r.parts_init == 1.0 and r.invariant_violations == []
     assert r.coherence_init == pytest.approx(coherence(D.Z_train, D.grid))
+
+
+def test_region_positions_give_a_score_per_class_region_and_part():
+    from gmmfast.experiments.table3 import region_positions
+    from gmmfast.lssvm import RegionPartModel
+    rng = np.random.default_rng(0)
+    C, P, grid, d, s = 3, 4, (2, 3), 5, 2.5
+    R = grid[0] * grid[1]
+    X = rng.standard_normal((2, R, d))
+    Xp = region_positions(X, s)
+    assert Xp.shape == (2, R, d + R)
+    np.testing.assert_array_equal(Xp[..., :d], X)
+    np.testing.assert_array_equal(Xp[1, :, d:], s * np.eye(R))
+    assert region_positions(X, 0) is X
+    # class-specific filters with weights on the position columns only: score = A[c, r, z_r]
+    A = rng.standard_normal((C, R, P))
+    model = RegionPartModel(C, P, grid, shared_parts=False)
+    U = np.zeros((C * P, d + R))
+    U[:, d:] = A.transpose(0, 2, 1).reshape(C * P, R) / s
+    w = np.concatenate([U.ravel(), np.zeros(C * P)])
+    z = rng.integers(0, P, size=R)
+    for c in range(C):
+        score = w @ model.joint_feature(Xp[0], c, z)
+        assert score == pytest.approx(A[c, np.arange(R), z].sum())
+    with pytest.raises(ValueError, match="positions"):
+        region_positions(X, -1.0)
+    with pytest.raises(ValueError, match=r"\(n, R, d\)"):
+        region_positions(X[0], 1.0)
+
+
+def test_compare_with_region_positions():
+    from gmmfast.experiments.table3 import compare
+    D, results, gen, lam = compare(["ccp"], ["random"], n_seeds=1, n_train=12, n_test=10,
+                                   generator=dict(grid=(4, 4), n_bins=16), positions=0.5,
+                                   max_iter=2, solver_max_iter=50, progress=False)
+    assert D.X_train.shape == (12, 16, 18 + 16) and D.X_test.shape == (10, 16, 18 + 16)
+    assert gen["positions"] == 0.5
+    np.testing.assert_array_equal(D.X_test[3, :, 18:], 0.5 * np.eye(16))
+    assert results[0].invariant_violations == []
+    with pytest.raises(SystemExit, match="--positions must be a finite number >= 0"):
+        main(["scene-compare", "--quick", "--positions", "-1"])
