@@ -10,6 +10,9 @@ discovered by k-means on each class's training regions and each training
 image labelled by alpha-expansion with Potts weight lambda),
 the oracle (true part labels held fixed), one training run of a method, the
 Table 3 summary and the picture of part labelings before and after training.
+Optionally every region's one-hot grid position is appended to its features
+(``positions``, :func:`region_positions`): the RBoW model's region-to-part
+assignment scores, a score per (class, region, part).
 """
 from __future__ import annotations
 
