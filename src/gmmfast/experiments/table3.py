@@ -112,12 +112,13 @@ def load_scenes(seed: int = 0, n_train: int = N_TRAIN, n_test: int = N_TEST, *,
     rest test; ``positions`` > 0 appends the regions' one-hot positions, scaled by it, to their
     features (:func:`region_positions`)."""
     from ..datasets import make_texture_scenes
+    positions = check_real(positions, "positions", 0.0)       # checked before the drawing
     params = dict(SCENES_DEFAULTS, **overrides)
     X, y, Z = make_texture_scenes(n_train + n_test, random_state=seed, **params)
     X = region_positions(X, positions)
     params = dict(params, n_train=n_train, n_test=n_test, seed=seed)
     if positions:
-        params["positions"] = float(positions)
+        params["positions"] = positions
     return SceneData(X[:n_train], y[:n_train], Z[:n_train], X[n_train:], y[n_train:],
                      Z[n_train:], params)
 
