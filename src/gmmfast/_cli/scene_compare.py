@@ -94,12 +94,11 @@ def run(args) -> int:
         if getattr(args, name) < low:
             raise SystemExit(f"gmmfast scene-compare: error: --{name.replace('_', '-')} must be "
                              f"at least {low}, got {getattr(args, name)}")
-    if args.noise is not None and not 0 <= args.noise < float("inf"):
-        raise SystemExit(f"gmmfast scene-compare: error: --noise must be a finite number >= 0, "
-                         f"got {args.noise}")
-    if not 0 <= args.positions < float("inf"):
-        raise SystemExit(f"gmmfast scene-compare: error: --positions must be a finite number "
-                         f">= 0, got {args.positions}")
+    for name in ("noise", "positions"):
+        value = getattr(args, name)
+        if value is not None and not 0 <= value < float("inf"):
+            raise SystemExit(f"gmmfast scene-compare: error: --{name} must be a finite number "
+                             f">= 0, got {value}")
     seeds, max_iter, n_train, n_test, grid, lam = (args.seeds, args.max_iter, args.n_train,
                                                    args.n_test, None, args.lam)
     if args.quick:

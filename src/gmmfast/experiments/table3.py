@@ -28,9 +28,8 @@ from ..lssvm import LatentSSVM, PottsBias, RegionPartModel, coherent_labels, dis
 from ..potts import potts_energy
 from ._jobs import markdown_table, run_jobs
 
-__all__ = ["SCENES_DEFAULTS", "LAM", "INIT_LAMBDAS", "NAMED_INITS", "SceneData", "SceneResult", "load_scenes",
-           "region_positions",
-           "initial_labels", "oracle", "first_bound", "run_method", "part_agreement",
+__all__ = ["SCENES_DEFAULTS", "LAM", "INIT_LAMBDAS", "NAMED_INITS", "SceneData", "SceneResult",
+           "load_scenes", "region_positions", "initial_labels", "oracle", "first_bound", "run_method", "part_agreement",
            "summarize", "plot_labelings", "METHOD_NAMES"]
 
 #: Generator parameters (make_texture_scenes' defaults), fixed by bench/scenes_calibration.py
@@ -423,9 +422,7 @@ def compare(methods: Sequence[str], inits: Sequence, *, n_seeds: int = 5, eta: f
         raise ValueError(f"generator: unknown parameter(s) {bad}; choose from "
                          f"{sorted(GENERATOR_KEYS)}.")
     lam = LAM if lam is None else lam
-    gen = dict(overrides, seed=data_seed, n_train=n_train, n_test=n_test)
-    if positions:
-        gen["positions"] = check_real(positions, "positions", 0.0)
+    gen = dict(overrides, seed=data_seed, n_train=n_train, n_test=n_test, positions=positions)
     D = _data(gen)
     kw = dict(lam=lam, eta=eta, tol=tol, max_iter=max_iter, solver_tol=solver_tol,
               solver_max_iter=solver_max_iter)
