@@ -1,4 +1,4 @@
-"""Build the Cython kernels: every ``src/gmmfast/**/*.pyx`` becomes one extension.
+"""Build the Cython kernels: every ``gmmfast/**/*.pyx`` becomes one extension.
 
 Compiled with -O3 and OpenMP where the compiler supports ``-fopenmp``; without
 OpenMP the build still succeeds and the kernels run single-threaded.
@@ -38,18 +38,16 @@ if os.environ.get("GMMFAST_NO_OPENMP") or not _compiler_accepts("-fopenmp"):
 else:
     compile_args, link_args = ["-O3", "-fopenmp"], ["-fopenmp"]
 
-SRC = "src"
-
 extensions = [
     Extension(
-        os.path.relpath(path, SRC)[:-4].replace(os.sep, "."),
+        path[:-4].replace(os.sep, "."),
         [path],
         include_dirs=[np.get_include()],
         extra_compile_args=compile_args,
         extra_link_args=link_args,
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
     )
-    for path in sorted(glob.glob(os.path.join(SRC, "gmmfast", "**", "*.pyx"), recursive=True))
+    for path in sorted(glob.glob(os.path.join("gmmfast", "**", "*.pyx"), recursive=True))
 ]
 
 setup(
