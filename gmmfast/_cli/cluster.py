@@ -71,11 +71,10 @@ def _run_dask(args, path, client) -> int:
     """``gmmfast cluster`` on Dask: X read in row blocks, labels written block by block."""
     import dask.array as da
 
-    from ..cluster._dask import read_npy
-    from ..datasets import read_points
+    from ..datasets import read_npy_dask, read_points
     try:
         if path.suffix == ".npy":
-            X = read_npy(path, int(args.chunk_mb * 2**20))
+            X = read_npy_dask(path, int(args.chunk_mb * 2**20))
         else:
             X = read_points(path)
             X = da.from_array(X, chunks=(max(1, int(args.chunk_mb * 2**20) // (8 * X.shape[1])),

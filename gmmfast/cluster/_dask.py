@@ -879,31 +879,3 @@ def score(est: Any, X: Any, sample_weight: Any = None) -> float:
     data = as_blocks(X, sample_weight)
     c = np.ascontiguousarray(est.cluster_centers_, dtype=data.dtype)
     return -math.fsum(run_pass(data, c, sums=False).cost)
-
-
-# -- files --------------------------------------------------------------------------------
-
-def _npy_rows(path: str, lo: int, hi: int) -> np.ndarray:
-    X = np.load(path, mmap_mode="r", allow_pickle=False)
-    return np.array(X[lo:hi] if X.ndim == 2 else X[lo:hi, None])
-
-
-def read_npy(path: Any, chunk_bytes: int = 64 << 20) -> Any:
-    """A ``.npy`` file as a dask array of row blocks of about ``chunk_bytes`` each.
-
-    Only the header is read here; each block task memory-maps the file and copies its rows,
-    so the file may be far larger than memory (workers must see the same path).
-    """
-    import dask
-    import dask.array as da
-    X = np.load(path, mmap_mode="r", allow_pickle=False)
-    if X.ndim not in (1, 2) or X.shape[0] == 0 or X.dtype.kind not in "fiub":
-        raise ValueError(f"{path} must hold a non-empty 1-D or 2-D array of numbers, got "
-                         f"{X.dtype} of shape {X.shape}.")
-    n = X.shape[0]
-    d = X.shape[1] if X.ndim == 2 else 1
-    rows = max(1, int(chunk_bytes) // max(1, d * X.dtype.itemsize))
-    parts = [da.from_delayed(dask.delayed(_npy_rows)(str(path), lo, min(lo + rows, n)),
-                             shape=(min(lo + rows, n) - lo, d), dtype=X.dtype)
-             for lo in range(0, n, rows)]
-    return da.concatenate(parts, axis=0)

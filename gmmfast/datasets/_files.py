@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import List, Optional, Tuple, Union
+from typing import Any, List, Optional, Tuple, Union
 
 import numpy as np
 
@@ -121,3 +121,30 @@ def read_points(path: Union[str, Path]) -> np.ndarray:
         raise ValueError(f"{path}: point {bad[0]} (0-based, after any header) holds NaN or "
                          "infinity; all values must be finite.")
     return np.ascontiguousarray(X)
+
+
+def _npy_rows(path: str, lo: int, hi: int) -> np.ndarray:
+    X = np.load(path, mmap_mode="r", allow_pickle=False)
+    return np.array(X[lo:hi] if X.ndim == 2 else X[lo:hi, None])
+
+
+def read_npy_dask(path: Union[str, os.PathLike], chunk_bytes: int = 64 << 20) -> Any:
+    """A ``.npy`` file as a dask array of row blocks of about ``chunk_bytes`` each.
+
+    Only the header is read here; each block task memory-maps the file and copies its rows,
+    so the file may be far larger than memory (workers must see the same path). Needs dask
+    (``pip install "gmmfast[dask]"``). A 1-D array is read as one column.
+    """
+    import dask
+    import dask.array as da
+    X = np.load(path, mmap_mode="r", allow_pickle=False)
+    if X.ndim not in (1, 2) or X.shape[0] == 0 or X.dtype.kind not in "fiub":
+        raise ValueError(f"{path} must hold a non-empty 1-D or 2-D array of numbers, got "
+                         f"{X.dtype} of shape {X.shape}.")
+    n = X.shape[0]
+    d = X.shape[1] if X.ndim == 2 else 1
+    rows = max(1, int(chunk_bytes) // max(1, d * X.dtype.itemsize))
+    parts = [da.from_delayed(dask.delayed(_npy_rows)(str(path), lo, min(lo + rows, n)),
+                             shape=(min(lo + rows, n) - lo, d), dtype=X.dtype)
+             for lo in range(0, n, rows)]
+    return da.concatenate(parts, axis=0)
