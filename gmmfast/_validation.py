@@ -159,12 +159,106 @@ def check_real(value: Any, name: str, low: Optional[float] = None,
 
 def check_int(value: Any, name: str, low: int, high: Optional[int] = None) -> int:
     """An integer in [low, high] (high optional), else a ValueError naming ``name``."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise ValueError(f"{name} must be an integer, got {value!r}.")
-    if value < low or (high is not None and value > high):
-        rng = f">= {low}" if high is None else f"in [{low}, {high}]"
-        raise ValueError(f"{name} must be an integer {rng}, got {value!r}.")
+    validate_params({name: value}, {name: [Interval("int", low, high)]})
     return int(value)
+
+
+# -- declarative parameter checks -------------------------------------------------------------
+# An estimator lists, per parameter, what it accepts (``_parameter_constraints``, as
+# scikit-learn's estimators do); :func:`validate_params` checks them all in one call and the
+# error names the parameter and every accepted form.
+
+class Interval:
+    """Numbers of one kind ("int" or "real") in a range; either end optional, ``closed`` on
+    "both", "left", "right" or "neither" side. Booleans, NaN and infinities never match."""
+
+    def __init__(self, kind: str, low: Optional[float] = None, high: Optional[float] = None,
+                 *, closed: str = "both"):
+        self.kind, self.low, self.high, self.closed = kind, low, high, closed
+
+    def matches(self, value: Any) -> bool:
+        if isinstance(value, np.ndarray) and value.ndim == 0:
+            value = value[()]
+        number = numbers.Integral if self.kind == "int" else numbers.Real
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, number):
+            return False
+        v = int(value) if self.kind == "int" else float(value)   # no rounding of large ints
+        if self.kind != "int" and not np.isfinite(v):
+            return False
+        low_ok = self.low is None or (v >= self.low if self.closed in ("both", "left")
+                                      else v > self.low)
+        high_ok = self.high is None or (v <= self.high if self.closed in ("both", "right")
+                                        else v < self.high)
+        return low_ok and high_ok
+
+    def __str__(self) -> str:
+        what = "an integer" if self.kind == "int" else "a real number"
+        left, right = self.closed in ("both", "left"), self.closed in ("both", "right")
+        low, high = (self._text(v) for v in (self.low, self.high))
+        if self.low is not None and self.high is not None:
+            return f"{what} in {'[' if left else '('}{low}, {high}{']' if right else ')'}"
+        if self.low is not None:
+            return f"{what} {'>=' if left else '>'} {low}"
+        if self.high is not None:
+            return f"{what} {'<=' if right else '<'} {high}"
+        return what
+
+    def _text(self, v: Optional[float]) -> str:
+        if v is None:
+            return ""
+        return str(int(v)) if self.kind == "int" else f"{v:g}"
+
+
+class Options:
+    """One of the given strings."""
+
+    def __init__(self, *values: str):
+        self.values = values
+
+    def matches(self, value: Any) -> bool:
+        return isinstance(value, str) and value in self.values
+
+    def __str__(self) -> str:
+        return repr(self.values[0]) if len(self.values) == 1 else f"one of {self.values}"
+
+
+class Kind:
+    """Anything ``test`` accepts, described by ``text`` ("a callable", "an array of ...")."""
+
+    def __init__(self, test: Any, text: str):
+        self.test, self.text = test, text
+
+    def matches(self, value: Any) -> bool:
+        return bool(self.test(value))
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def _is_random_state(value: Any) -> bool:
+    return (value is None or isinstance(value, (np.random.Generator, np.random.RandomState))
+            or (isinstance(value, numbers.Integral) and not isinstance(value, bool)
+                and value >= 0))
+
+
+#: Constraints several estimators share.
+CALLABLE = Kind(callable, "a callable")
+NONE = Kind(lambda v: v is None, "None")
+BOOLEAN = Kind(lambda v: isinstance(v, (bool, np.bool_)), "a boolean")
+RANDOM_STATE = Kind(_is_random_state, "None, a non-negative int, a numpy Generator or a numpy "
+                                      "RandomState")
+
+
+def validate_params(params: dict, constraints: dict) -> None:
+    """Check every parameter against its list of accepted forms (:class:`Interval`,
+    :class:`Options`, :class:`Kind`); the first that fails raises a ValueError naming the
+    parameter, every accepted form and the value given."""
+    for name, accepted in constraints.items():
+        value = params[name]
+        if not any(c.matches(value) for c in accepted):
+            forms = [str(c) for c in accepted]
+            what = forms[0] if len(forms) == 1 else ", ".join(forms[:-1]) + " or " + forms[-1]
+            raise ValueError(f"{name} must be {what}, got {value!r}.")
 
 
 def check_float_dtype(dtype: Any, name: str = "dtype") -> np.dtype:
