@@ -22,7 +22,7 @@ from ..core import Selection
 from ..latent import WALK_BLOCK, repair
 from . import _merge, _samplers
 from ._samplers import walk_rounds
-from ._data import check_centers, check_data
+from .._validation import check_centers, check_data
 from ._merge import ClusterSums, MergeBound
 
 CHUNK = K.CHUNK

@@ -11,7 +11,7 @@ from .._kernels._common import openmp_max_threads
 from .._validation import (check_int, check_random_state, check_real, check_sample_weight,
                            check_threads, draw_seed)
 from ._bounds import assign
-from ._data import check_data
+from .._validation import check_data
 
 
 #: Rounds of rejection sampling before k-means++ falls back to a pass that applies the update.

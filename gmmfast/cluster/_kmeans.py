@@ -16,7 +16,7 @@ from .._validation import (ConvergenceWarning, blas_single_threaded, check_int, 
 from ..core import GMMResult, check_eta, check_max_iter, check_tol, generalized_mm
 from . import _dask
 from ._bounds import KMeansBounds, assign, balanced_bias, labeling_cost, update_centers
-from ._data import check_data
+from .._validation import check_data
 from ._escape import escape, pass_budget
 from ._init import _parallel, _plusplus
 from ._samplers import SAMPLERS

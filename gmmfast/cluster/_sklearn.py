@@ -24,7 +24,7 @@ from .._validation import (ConvergenceWarning, blas_single_threaded, check_int,
                            check_random_state, check_real, check_sample_weight)
 from . import _merge
 from ._bounds import Assignment, Bounds, assign, labeling_cost
-from ._data import check_data
+from .._validation import check_data
 from ._init import _plusplus
 from ._sparse import (CSRData, SparseBounds, check_csr, csr_assign, csr_distances,
                       csr_label_distances, is_sparse, pp_step)

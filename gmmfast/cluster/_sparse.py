@@ -16,7 +16,7 @@ import numpy as np
 from .._kernels import _sparse as S
 from .._validation import extent
 from ._bounds import Assignment, n_slots, total
-from ._data import max_abs
+from .._validation import max_abs
 from ._merge import ClusterSums
 
 

@@ -28,7 +28,7 @@ import numpy as np
 
 from .._kernels import _regions as K
 from .._validation import INT32_MAX, check_array, check_grid, check_int, check_real, extent
-from ..cluster._data import check_data
+from .._validation import check_data
 from ..core import Selection
 from ..latent import table_value
 from ..potts import alpha_expansion, potts_energy, potts_lagrangian
