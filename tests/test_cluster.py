@@ -8,8 +8,10 @@ from hypothesis import strategies as st
 from threadpoolctl import threadpool_limits
 
 from gmmfast import GMMKMeans
-from gmmfast.cluster import KMeansBounds, balanced_bias, kmeans_plusplus, sample_assignment
-from gmmfast.cluster._bounds import assign, walk
+from gmmfast.cluster import (KMeansBounds, balanced_bias, initial_centers, kmeans_plusplus,
+                             sample_assignment)
+from gmmfast.cluster._pass import assign
+from gmmfast.cluster._samplers import walk
 from gmmfast.core import generalized_mm
 from gmmfast._validation import ConvergenceWarning, NotFittedError
 
@@ -400,8 +402,8 @@ def test_gmm_beats_kmeans_on_d31_from_random_partition(shared_data):
     n, k = X.shape[0], 31
     km, gm = [], []
     for trial in range(8):
-        w0 = GMMKMeans(k)._init_centers(X, np.ones(n), k, "random-partition",
-                                        np.random.default_rng(trial), 1)
+        w0 = initial_centers(X, k, "random-partition",
+                             random_state=np.random.default_rng(trial), n_threads=1)
         km.append(GMMKMeans(k, eta=1.0, init=w0, tol=0).fit(X).inertia_ / n)
         gm.append(GMMKMeans(k, eta=0.02, init=w0, selection="random",
                             random_state=trial).fit(X).inertia_ / n)
@@ -502,3 +504,33 @@ def test_overflowing_data_is_a_clear_error():
     # just below the limit it fits, with exact labels
     est = GMMKMeans(2, random_state=0).fit((X4 * 1e16).astype(np.float32))
     assert sorted(np.bincount(est.labels_)) == [2, 2]
+
+
+# -- validation happens once per fit ----------------------------------------------------------
+
+def _count_checks(monkeypatch, shape):
+    """Count the full checks of the values of arrays of ``shape`` (``extent``: the pass that
+    finds NaN, infinity and the largest |value|)."""
+    import gmmfast._validation as V
+    seen = []
+    real = V.extent
+
+    def counting(arr, name="X"):
+        if arr.shape == shape or arr.size == int(np.prod(shape)):
+            seen.append(name)
+        return real(arr, name)
+    monkeypatch.setattr(V, "extent", counting)
+    return seen
+
+
+@pytest.mark.parametrize("make", [
+    lambda: GMMKMeans(5, random_state=0),
+    lambda: GMMKMeans(5, selection="random", walk_steps=100, random_state=0),
+    lambda: __import__("gmmfast").KMeans(5, random_state=0),
+    lambda: __import__("gmmfast").KMeans(5, algorithm="gmm", random_state=0),
+])
+def test_x_is_validated_once_per_fit(monkeypatch, make):
+    X = np.random.default_rng(0).normal(size=(300, 3))
+    seen = _count_checks(monkeypatch, X.shape)
+    make().fit(X, sample_weight=np.ones(300))
+    assert seen == ["X"]

@@ -25,7 +25,7 @@ da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 
 from gmmfast import GMMKMeans  # noqa: E402
-from gmmfast.cluster import _dask  # noqa: E402
+from gmmfast.cluster import _dask_blocks  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -117,10 +117,10 @@ def test_identical_for_one_and_two_workers(client):
 def test_chunkings(client):
     X = mixture(n=6000, seed=4)
     chunkings = [1024, (2560, 512, 2928), (1000, 333, 2667, 2000)]
-    blocks = [_dask.as_blocks(da.from_array(X, chunks=(c, 3)), None) for c in chunkings]
+    blocks = [_dask_blocks.as_blocks(da.from_array(X, chunks=(c, 3)), None) for c in chunkings]
     # initialisations: identical for every chunking (rows drawn by global index)
-    inits = [_dask.kmeans_parallel_blocks(b, 8, np.random.default_rng(0)) for b in blocks]
-    samples = [_dask.draw_sample(b, 900, 8, np.random.default_rng(0))[0] for b in blocks]
+    inits = [_dask_blocks.kmeans_parallel_blocks(b, 8, np.random.default_rng(0)) for b in blocks]
+    samples = [_dask_blocks.draw_sample(b, 900, 8, np.random.default_rng(0))[0] for b in blocks]
     for c, s in zip(inits[1:], samples[1:]):
         np.testing.assert_array_equal(c, inits[0])
         np.testing.assert_array_equal(s, samples[0])

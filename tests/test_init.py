@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from gmmfast.cluster import kmeans_plusplus
-from gmmfast.cluster._bounds import assign
+from gmmfast.cluster._pass import assign
 
 
 def potential(X, C):
@@ -119,7 +119,7 @@ def test_points_are_drawn_in_proportion_to_their_cost():
 
 
 def _fit_family(X, w0, prune, selection, eta, threads=1):
-    from gmmfast.cluster._bounds import KMeansBounds
+    from gmmfast.cluster import KMeansBounds
     from gmmfast.core import generalized_mm
     fam = KMeansBounds(X, np.ones(len(X), X.dtype), walk_steps=0, n_threads=threads,
                        relocate_empty=selection == "merge-split", prune=prune, seed=3)
@@ -153,7 +153,7 @@ def test_predicted_kept_rows_and_the_plan_with_many_jumped_centers():
     keeps their label; the plan checks up to 32 jumped centers row by row when that is the
     least work, and the pass then gives the labels of a full search."""
     from gmmfast._kernels import _kmeans as K
-    from gmmfast.cluster._bounds import Bounds, assign
+    from gmmfast.cluster._pass import HamerlyBounds, assign
     rng = np.random.default_rng(8)
     n, k = 5000, 64
     labels = rng.integers(k, size=n).astype(np.int32)
@@ -170,7 +170,7 @@ def test_predicted_kept_rows_and_the_plan_with_many_jumped_centers():
     M = rng.normal(scale=8, size=(k, 4))
     X = M[rng.integers(k, size=40_000)] + rng.normal(size=(40_000, 4))
     sw = np.ones(len(X))
-    bounds = Bounds(X)
+    bounds = HamerlyBounds(X)
     first = assign(X, sw, M, 1, bounds=bounds)
     C = M + 1e-3 * rng.normal(size=M.shape)
     C[:12] = X[rng.choice(len(X), 12, replace=False)]

@@ -17,7 +17,7 @@ from threadpoolctl import threadpool_limits
 
 from gmmfast import GMMKMeans, KMeans
 from gmmfast._validation import ConvergenceWarning, NotFittedError
-from gmmfast.cluster._bounds import assign
+from gmmfast.cluster._pass import assign
 from gmmfast.cluster._sparse import SparseBounds, check_csr, csr_assign
 
 # -- scikit-learn's test module ----------------------------------------------------------

@@ -12,7 +12,8 @@ from threadpoolctl import threadpool_limits
 
 from gmmfast import GMMKMeans
 from gmmfast.cluster import _merge, _samplers
-from gmmfast.cluster._bounds import KMeansBounds, assign, labeling_cost
+from gmmfast.cluster import KMeansBounds
+from gmmfast.cluster._pass import assign, labeling_cost
 from gmmfast.core import generalized_mm
 from gmmfast.metrics import centroid_index
 

@@ -156,84 +156,163 @@ def _center_layout(centers, dtype):
     return CT, csq
 
 
+cdef class PassBuffers:
+    """The buffers of one :func:`kmeans_pass` besides X, the weights, the centers and the
+    labels, with explicit switches for what the pass fills (no switch is an empty array).
+
+    Built by the pass layer (gmmfast.cluster._pass), which keeps the numpy arrays and reads
+    the results from them; the shapes are checked here, once, against n rows, k centers and
+    d features. Optional parts (None = not computed):
+
+    - ``prev_labels`` with ``chunk_prev_costs``: the cost total per chunk of that labeling
+      at the pass's centers (a bound's value at new centers);
+    - ``slot_resid``, ``slot_weight``, ``slot_sse``: per slot (chunks s * n_chunks //
+      n_slots up to the next slot's) and cluster, the residual sums, weights and costs of
+      the new labels; with ``slot_key``, ``slot_pick``, ``seed`` and ``offset`` a point per
+      slot and cluster drawn with probability proportional to its cost;
+    - ``point_costs``: each row's cost;
+    - ``upper``, ``lower``, ``xsq`` (Hamerly's bounds, in and out) and, with ``prune``,
+      the drift of every center, the ``jumped`` centers and the largest drift
+      ``base_drift`` of the others.
+    """
+    cdef double[::1] chunk_costs, chunk_prev_costs, point_costs, upper, lower, xsq, drift
+    cdef int64_t[::1] chunk_changed, chunk_searched
+    cdef int[::1] prev_labels, jumped
+    cdef double[:, :, ::1] slot_resid
+    cdef double[:, ::1] slot_weight, slot_sse, slot_key
+    cdef int64_t[:, ::1] slot_pick
+    cdef uint64_t seed
+    cdef int64_t offset
+    cdef double base_drift
+    cdef Py_ssize_t n, k, d, n_slots
+    cdef bint with_prev, with_sums, with_sample, with_points, track, prune
+
+    def __init__(self, Py_ssize_t n, Py_ssize_t k, Py_ssize_t d, *, chunk_costs,
+                 chunk_changed, chunk_searched, prev_labels=None, chunk_prev_costs=None,
+                 slot_resid=None, slot_weight=None, slot_sse=None, slot_key=None,
+                 slot_pick=None, uint64_t seed=0, int64_t offset=0, point_costs=None,
+                 upper=None, lower=None, xsq=None, drift=None, jumped=None,
+                 double base_drift=0.0, bint prune=False):
+        cdef Py_ssize_t n_chunks = (n + _CHUNK - 1) // _CHUNK
+        none_d, none_i = np.empty(0), np.empty(0, dtype=np.int32)
+        self.n, self.k, self.d = n, k, d
+        self.with_prev = prev_labels is not None
+        self.with_sums = slot_weight is not None
+        self.with_sample = slot_key is not None
+        self.with_points = point_costs is not None
+        self.track = upper is not None
+        self.prune = prune
+        self.chunk_costs, self.chunk_changed = chunk_costs, chunk_changed
+        self.chunk_searched = chunk_searched
+        self.prev_labels = prev_labels if self.with_prev else none_i
+        self.chunk_prev_costs = chunk_prev_costs if self.with_prev else none_d
+        self.slot_weight = slot_weight if self.with_sums else np.empty((0, 0))
+        self.slot_sse = slot_sse if self.with_sums else np.empty((0, 0))
+        self.slot_resid = slot_resid if self.with_sums else np.empty((0, 0, 0))
+        self.slot_key = slot_key if self.with_sample else np.empty((0, 0))
+        self.slot_pick = slot_pick if self.with_sample else np.empty((0, 0), dtype=np.int64)
+        self.seed, self.offset = seed, offset
+        self.point_costs = point_costs if self.with_points else none_d
+        self.upper = upper if self.track else none_d
+        self.lower = lower if self.track else none_d
+        self.xsq = xsq if self.track else none_d
+        self.drift = drift if drift is not None else none_d
+        self.jumped = jumped if jumped is not None else none_i
+        self.base_drift = base_drift
+        self.n_slots = self.slot_weight.shape[0] if self.with_sums else n_chunks
+        if self.chunk_costs.shape[0] != n_chunks or self.chunk_changed.shape[0] != n_chunks \
+                or self.chunk_searched.shape[0] != n_chunks:
+            raise ValueError(f"PassBuffers: chunk arrays must have {n_chunks} entries")
+        if self.with_points and self.point_costs.shape[0] != n:
+            raise ValueError("PassBuffers: point_costs has the wrong length")
+        if self.with_prev and (self.prev_labels.shape[0] != n
+                               or self.chunk_prev_costs.shape[0] != n_chunks):
+            raise ValueError("PassBuffers: prev_labels / chunk_prev_costs have the wrong length")
+        if self.with_sums and (self.slot_resid.shape[0] != self.n_slots
+                               or self.slot_resid.shape[1] != k or self.slot_resid.shape[2] != d
+                               or self.slot_weight.shape[1] != k
+                               or self.slot_sse.shape[0] != self.n_slots
+                               or self.slot_sse.shape[1] != k):
+            raise ValueError("PassBuffers: slot arrays have the wrong shape")
+        if self.with_sample and (not self.with_sums or self.slot_key.shape[0] != self.n_slots
+                                 or self.slot_key.shape[1] != k
+                                 or self.slot_pick.shape[0] != self.n_slots
+                                 or self.slot_pick.shape[1] != k):
+            raise ValueError("PassBuffers: slot_key / slot_pick have the wrong shape")
+        if self.n_slots < 1 or self.n_slots > max(n_chunks, 1):
+            raise ValueError(f"PassBuffers: between 1 and {n_chunks} slots, got {self.n_slots}")
+        if self.track and (self.upper.shape[0] != n or self.lower.shape[0] != n
+                           or self.xsq.shape[0] != n):
+            raise ValueError("PassBuffers: upper, lower and xsq must have one entry per row")
+        if prune and (not self.track or self.drift.shape[0] != k):
+            raise ValueError("PassBuffers: prune needs the bounds and one drift per center")
+        if self.jumped.shape[0] and (np.asarray(self.jumped).min() < 0
+                                     or np.asarray(self.jumped).max() >= k):
+            raise ValueError("PassBuffers: jumped centers out of range")
+        if self.with_prev and n and (np.asarray(self.prev_labels).min() < 0
+                                     or np.asarray(self.prev_labels).max() >= k):
+            raise ValueError("PassBuffers: prev_labels out of range")
+
+
 def kmeans_pass(const floating[:, ::1] X, const floating[::1] sample_weight,
-                const floating[:, ::1] centers, int[::1] labels, const int[::1] prev_labels,
-                double[::1] chunk_costs, double[::1] chunk_prev_costs,
-                int64_t[::1] chunk_changed, double[:, :, ::1] slot_resid,
-                double[:, ::1] slot_weight, double[:, ::1] slot_sse, double[:, ::1] slot_key,
-                int64_t[:, ::1] slot_pick, uint64_t seed, int64_t offset, double[::1] point_costs,
-                double[::1] upper, double[::1] lower, const double[::1] xsq,
-                const double[::1] drift, const int[::1] jumped, double base_drift, bint prune,
-                int64_t[::1] chunk_searched, int n_threads):
+                const floating[:, ::1] centers, int[::1] labels, PassBuffers buf not None,
+                int n_threads):
     """One pass over X at `centers`: nearest-center labels and what the k-means bounds need.
 
-    Writes, for the chunks of CHUNK rows:
+    Writes, for the chunks of CHUNK rows, into `buf` (:class:`PassBuffers`):
     - `labels` (in: the previous labels, or -1; out: the nearest centers, first minimum),
       `chunk_changed[c]` the rows of chunk c whose label changed, `chunk_costs[c]` the cost
-      total of the new labels;
-    - if `prev_labels` is not empty, `chunk_prev_costs[c]`, the cost total of that labeling
-      at these centers (a bound's value at new centers);
-    - if `slot_weight` is not empty, per slot s (chunks s * n_chunks // n_slots up to the
-      next slot's) and cluster j of the new labels: the weight W_sj, the residual sums
-      R_sj = sum s_i (x_i - c_j) and the cost total; the slots are reduced in order by the
-      caller, so the sums depend on (n, k, d) only, never on the thread count;
-    - if `slot_key` is not empty, per slot and cluster a point drawn with probability
-      proportional to its cost (Efraimidis-Spirakis: the largest log(u_i) / cost_i, u_i from
-      the stream (seed, offset + i)), its row index + offset in `slot_pick` (-1 if none).
-      The draw depends on the global row index only, so any partition of the rows into
-      slots or chunks draws the same point;
-    - if `point_costs` is not empty, each row's cost s_i ||x_i - c_{label_i}||^2.
+      total of the new labels, `chunk_searched[c]` the rows that were searched;
+    - with `prev_labels`, `chunk_prev_costs[c]`, the cost total of that labeling at these
+      centers;
+    - with the slot sums, per slot s and cluster j of the new labels: the weight W_sj, the
+      residual sums R_sj = sum s_i (x_i - c_j) and the cost total; the slots are reduced in
+      order by the caller, so the sums depend on (n, k, d) only, never on the thread count;
+    - with `slot_key`, per slot and cluster a point drawn with probability proportional to
+      its cost (Efraimidis-Spirakis: the largest log(u_i) / cost_i, u_i from the stream
+      (seed, offset + i)), its row index + offset in `slot_pick` (-1 if none). The draw
+      depends on the global row index only, so any partition of the rows into slots or
+      chunks draws the same point;
+    - with `point_costs`, each row's cost s_i ||x_i - c_{label_i}||^2.
 
     The search for float64 X is screened in float32 (see _search); labels are those of the
     float64 search.
 
-    Pruning (exact, Hamerly's bounds): if `upper` is not empty, `upper[i]` receives the
-    distance of row i to its center and `lower[i]` a lower bound on its distance to every
-    other center; `xsq` holds ||x_i||^2. With `prune`, they hold those bounds for the
-    previous labels at the previous centers; center j moved by `drift[j]`, and every
-    center but those in `jumped` by at most `base_drift`. A row keeps its label without
-    a search when upper + drift of its center, plus a margin for the rounding of the
-    search, stays below its lowered bound and its distances to the jumped centers: the
-    labels are those the full search gives. `chunk_searched[c]` counts searched rows.
+    Pruning (exact, Hamerly's bounds): with `upper`, `upper[i]` receives the distance of row
+    i to its center and `lower[i]` a lower bound on its distance to every other center;
+    `xsq` holds ||x_i||^2. With `prune`, they hold those bounds for the previous labels at
+    the previous centers; center j moved by `drift[j]`, and every center but those in
+    `jumped` by at most `base_drift`. A row keeps its label without a search when upper +
+    drift of its center, plus a margin for the rounding of the search, stays below its
+    lowered bound and its distances to the jumped centers: the labels are those the full
+    search gives.
     """
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1], k = centers.shape[0]
     cdef Py_ssize_t n_chunks = (n + _CHUNK - 1) // _CHUNK
-    cdef bint with_prev = prev_labels.shape[0] > 0
-    cdef bint with_sums = slot_weight.shape[0] > 0
-    cdef bint with_sample = slot_key.shape[0] > 0
-    cdef bint with_points = point_costs.shape[0] > 0
-    cdef bint track = upper.shape[0] > 0
-    cdef Py_ssize_t n_jumped = jumped.shape[0]
-    cdef Py_ssize_t n_slots = slot_weight.shape[0] if with_sums else n_chunks
     if centers.shape[1] != d or sample_weight.shape[0] != n or labels.shape[0] != n:
         raise ValueError("kmeans_pass: X, sample_weight, centers and labels disagree in shape")
-    if chunk_costs.shape[0] != n_chunks or chunk_changed.shape[0] != n_chunks \
-            or chunk_searched.shape[0] != n_chunks:
-        raise ValueError(f"kmeans_pass: chunk arrays must have {n_chunks} entries")
-    if with_points and point_costs.shape[0] != n:
-        raise ValueError("kmeans_pass: point_costs has the wrong length")
-    if with_prev and (prev_labels.shape[0] != n or chunk_prev_costs.shape[0] != n_chunks):
-        raise ValueError("kmeans_pass: prev_labels / chunk_prev_costs have the wrong length")
-    if with_sums and (slot_resid.shape[0] != n_slots or slot_resid.shape[1] != k
-                      or slot_resid.shape[2] != d or slot_weight.shape[1] != k
-                      or slot_sse.shape[0] != n_slots or slot_sse.shape[1] != k):
-        raise ValueError("kmeans_pass: slot arrays have the wrong shape")
-    if with_sample and (not with_sums or slot_key.shape[0] != n_slots or slot_key.shape[1] != k
-                        or slot_pick.shape[0] != n_slots or slot_pick.shape[1] != k):
-        raise ValueError("kmeans_pass: slot_key / slot_pick have the wrong shape")
-    if n_slots < 1 or n_slots > max(n_chunks, 1):
-        raise ValueError(f"kmeans_pass: between 1 and {n_chunks} slots, got {n_slots}")
-    if track and (upper.shape[0] != n or lower.shape[0] != n or xsq.shape[0] != n):
-        raise ValueError("kmeans_pass: upper, lower and xsq must have one entry per row")
-    if prune and (not track or drift.shape[0] != k):
-        raise ValueError("kmeans_pass: prune needs the bounds and one drift per center")
-    if n_jumped and (np.asarray(jumped).min() < 0 or np.asarray(jumped).max() >= k):
-        raise ValueError("kmeans_pass: jumped centers out of range")
+    if buf.n != n or buf.k != k or buf.d != d:
+        raise ValueError(f"kmeans_pass: buffers for ({buf.n}, {buf.k}, {buf.d}), got "
+                         f"({n}, {k}, {d})")
     if n and (np.asarray(labels).min() < -1 or np.asarray(labels).max() >= k):
         raise ValueError("kmeans_pass: labels must be -1 or in [0, k)")
-    if with_prev and n and (np.asarray(prev_labels).min() < 0
-                            or np.asarray(prev_labels).max() >= k):
-        raise ValueError("kmeans_pass: prev_labels out of range")
+    cdef bint with_prev = buf.with_prev, with_sums = buf.with_sums
+    cdef bint with_sample = buf.with_sample, with_points = buf.with_points
+    cdef bint track = buf.track, prune = buf.prune
+    cdef double[::1] chunk_costs = buf.chunk_costs, chunk_prev_costs = buf.chunk_prev_costs
+    cdef double[::1] point_costs = buf.point_costs, upper = buf.upper, lower = buf.lower
+    cdef double[::1] xsq = buf.xsq, drift = buf.drift
+    cdef int64_t[::1] chunk_changed = buf.chunk_changed, chunk_searched = buf.chunk_searched
+    cdef int[::1] prev_labels = buf.prev_labels, jumped = buf.jumped
+    cdef double[:, :, ::1] slot_resid = buf.slot_resid
+    cdef double[:, ::1] slot_weight = buf.slot_weight, slot_sse = buf.slot_sse
+    cdef double[:, ::1] slot_key = buf.slot_key
+    cdef int64_t[:, ::1] slot_pick = buf.slot_pick
+    cdef uint64_t seed = buf.seed
+    cdef int64_t offset = buf.offset
+    cdef double base_drift = buf.base_drift
+    cdef Py_ssize_t n_jumped = jumped.shape[0]
+    cdef Py_ssize_t n_slots = buf.n_slots
     if n == 0:
         return
     cdef int level = _LEVEL
@@ -431,10 +510,14 @@ def predict_kept(const int[::1] labels, const double[::1] upper, const double[::
 def label_costs(const floating[:, ::1] X, const floating[::1] sample_weight,
                 const floating[:, ::1] centers, const int[::1] labels,
                 double[::1] chunk_costs, double[::1] point_costs, int n_threads):
-    """Cost total of `labels` at `centers` per chunk; per point too if `point_costs` is not empty."""
+    """Cost total of `labels` at `centers` per chunk; per point too unless `point_costs` is
+    None."""
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1]
     cdef Py_ssize_t n_chunks = (n + _CHUNK - 1) // _CHUNK
-    cdef bint with_points = point_costs.shape[0] > 0
+    cdef bint with_points = point_costs is not None
+    if labels.shape[0] != n or sample_weight.shape[0] != n or centers.shape[1] != d \
+            or chunk_costs.shape[0] != n_chunks or (with_points and point_costs.shape[0] != n):
+        raise ValueError("label_costs: X, sample_weight, labels and the outputs disagree")
     cdef Py_ssize_t c, i, i0, i1
     cdef double acc, ci
     n_threads = threads_for(n_threads, n_chunks, <double>n * d, _GRAIN)

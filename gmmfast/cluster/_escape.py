@@ -96,7 +96,7 @@ def escape(family, best: GMMResult, run: Callable[[np.ndarray, int], GMMResult],
     """Merge-split proposals after convergence (see the module); returns the best run, the
     record of every proposal and the cluster sums at the best run's centers.
 
-    ``family`` is a sums-based bound family (:class:`~gmmfast.cluster._bounds.
+    ``family`` is a sums-based bound family (:class:`~gmmfast.cluster._family.
     KMeansBounds`, or the Dask one) whose last pass was at ``best.w`` with points drawn
     for relocation; it gives ``row(i)`` (row i of the data) and, optionally,
     ``new_center(others, rng)`` (the row a greedy k-means++ step picks; without it only

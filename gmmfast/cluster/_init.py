@@ -1,4 +1,4 @@
-"""Initial centers for k-means: greedy k-means++ and k-means|| over the Cython kernels."""
+"""Initial centers for k-means: greedy k-means++, k-means||, Forgy and random partitions."""
 from __future__ import annotations
 
 import math
@@ -6,12 +6,12 @@ from typing import Any, Optional
 
 import numpy as np
 
-from .._kernels import _kmeans as K
 from .._kernels._common import openmp_max_threads
-from .._validation import (check_int, check_random_state, check_real, check_sample_weight,
+from .._validation import (check_data, check_int, check_random_state, check_real,
+                           check_sample_weight,
                            check_threads, draw_seed)
-from ._bounds import assign
-from .._validation import check_data
+from . import _pass
+from ._pass import CHUNK, assign, update_centers
 
 
 #: Rounds of rejection sampling before k-means++ falls back to a pass that applies the update.
@@ -92,14 +92,14 @@ class _SeedRows:
     def pp_step(rows: "_SeedRows", sample_weight: np.ndarray, closest: np.ndarray,
                 CT: np.ndarray, update: bool, chunk_pot: np.ndarray, chunk_gain: np.ndarray,
                 n_threads: int) -> None:
-        K.pp_step(rows.X32, rows.sw32, closest, CT, update, chunk_pot, chunk_gain, n_threads)
+        _pass.pp_step(rows.X32, rows.sw32, closest, CT, update, chunk_pot, chunk_gain, n_threads)
 
 
 def _plusplus(X: np.ndarray, k: int, sample_weight: np.ndarray, rng: np.random.Generator,
               n_trials: Optional[int], n_threads: int, pp_step: Any = None) -> np.ndarray:
     """kmeans_plusplus on validated arguments.
 
-    ``pp_step`` replaces the dense kernel ``K.pp_step`` (same arguments); X then only needs
+    ``pp_step`` replaces the dense kernel's step (:func:`gmmfast.cluster._pass.pp_step`) (same arguments); X then only needs
     ``shape`` and rows as dense arrays by ``X[i]`` / ``X[indices]`` (CSR input:
     :class:`gmmfast.cluster._sparse.CSRData`). Large float64 X is read through a float32
     copy (:class:`_SeedRows`).
@@ -110,7 +110,7 @@ def _plusplus(X: np.ndarray, k: int, sample_weight: np.ndarray, rng: np.random.G
     if n_trials is None:
         n_trials = 2 + int(math.log(k))
     closest = np.full(n, np.inf)
-    chunk_pot = np.empty(-(-n // K.CHUNK))
+    chunk_pot = np.empty(-(-n // CHUNK))
     prob = sample_weight / sample_weight.sum(dtype=np.float64)
     rows = np.empty(k, dtype=np.int64)    # the chosen centers, as rows of X
     none = np.empty(0, dtype=np.int64)
@@ -135,11 +135,12 @@ def pp_gains(X: np.ndarray, sample_weight: np.ndarray, closest: np.ndarray,
     """One k-means++ pass: apply center ``update`` (a row of X, if any) to ``closest`` (D,
     the squared distance to the nearest center) and ``chunk_pot`` (the chunks' sums of
     s_i D_i), and return what each candidate row would lower the potential by.
-    ``pp_step``: the kernel (default ``K.pp_step``; CSR rows pass their own)."""
+    ``pp_step``: the kernel's step (default :func:`gmmfast.cluster._pass.pp_step`; CSR
+    rows pass their own)."""
     if pp_step is None:
-        pp_step = K.pp_step
+        pp_step = _pass.pp_step
     d = X.shape[1]
-    width = K.pp_width()
+    width = _pass.pp_width()
     group = 4 * width                     # center lanes one kernel call takes
     lanes = np.concatenate([[update] if update is not None else [], cand]).astype(np.int64)
     gains = np.empty(lanes.shape[0])
@@ -167,8 +168,7 @@ def pp_draw(X: np.ndarray, sample_weight: np.ndarray, closest: np.ndarray,
         m = n_trials - len(out)
         if potential > 0:
             targets = np.minimum(rng.random(m) * potential, np.nextafter(potential, 0))
-            idx = np.empty(m, dtype=np.int64)
-            K.pp_pick(sample_weight, closest, cum, targets, idx)
+            idx = _pass.pp_pick(sample_weight, closest, cum, targets)
         else:   # every point already sits on a center: duplicates are unavoidable
             idx = rng.choice(n, size=m, p=prob).astype(np.int64)
         if pending is not None:
@@ -215,7 +215,6 @@ def _parallel(X: np.ndarray, k: int, sample_weight: np.ndarray, rng: np.random.G
     prob = sample_weight / sample_weight.sum(dtype=np.float64)
     dist = np.full(n, np.inf)
     point_costs = np.empty(n)
-    drawn = np.empty(n, dtype=np.uint8)
     new = np.array([rng.choice(n, p=prob)], dtype=np.int64)
     cand = [new]
     n_cand = 1
@@ -225,8 +224,7 @@ def _parallel(X: np.ndarray, k: int, sample_weight: np.ndarray, rng: np.random.G
         phi = math.fsum(dist)
         if not phi > 0 or (r >= rounds and n_cand >= k):
             break
-        K.draw_rows(dist, ell / phi, draw_seed(rng), 0, drawn, n_threads)
-        new = np.flatnonzero(drawn)
+        new = _pass.draw_rows(dist, ell / phi, draw_seed(rng), 0, n_threads)
         if new.shape[0]:
             cand.append(new)
             n_cand += new.shape[0]
@@ -250,8 +248,73 @@ def new_center(X: np.ndarray, sw: np.ndarray, others: np.ndarray, rng: np.random
     closest = np.empty(n)
     assign(X, np.ones(n, dtype=X.dtype), np.ascontiguousarray(others), n_threads,
            point_costs=closest)
-    chunk_pot = np.add.reduceat(sw * closest, np.arange(0, n, K.CHUNK))
+    chunk_pot = np.add.reduceat(sw * closest, np.arange(0, n, CHUNK))
     prob = sw / sw.sum(dtype=np.float64)
     cand = pp_draw(X, sw, closest, chunk_pot, NEW_CENTER_CANDIDATES, rng,
                    prob, None)
     return int(cand[np.argmax(pp_gains(X, sw, closest, chunk_pot, None, cand, n_threads))])
+
+
+#: Initialisations by name (GMMKMeans's ``init``).
+INITS = ("k-means++", "k-means||", "forgy", "random-partition")
+
+
+def initial_centers(X: Any, n_clusters: int, init: Any = "k-means++", *,
+                    sample_weight: Any = None, random_state: Any = None,
+                    n_threads: Optional[int] = None) -> np.ndarray:
+    """Initial centers as :class:`~gmmfast.cluster.GMMKMeans` draws them, for comparing
+    methods from identical initialisations.
+
+    Parameters
+    ----------
+    X : array-like (n, d); float32 stays float32, other numbers become float64
+    n_clusters : int in [1, n]
+    init : {"k-means++", "k-means||", "forgy", "random-partition"}, array (n_clusters, d) or callable
+        As ``GMMKMeans(init=...)``; a callable is called as ``init(X, n_clusters, rng)``.
+    sample_weight : array-like (n,), optional
+    random_state : None, int, numpy Generator or RandomState
+    n_threads : int >= 1, optional
+
+    Returns
+    -------
+    centers : ndarray (n_clusters, d) of X's dtype
+    """
+    X, k, sw, rng, n_threads = _check(X, n_clusters, sample_weight, random_state, n_threads)
+    if isinstance(init, str) and init not in INITS:
+        raise ValueError(f"init must be one of {INITS}, an array of shape (n_clusters, "
+                         f"n_features) or a callable, got {init!r}.")
+    if not isinstance(init, str) and not callable(init):
+        init = check_data(init, "init", dtype=X.dtype)
+        if init.shape != (k, X.shape[1]):
+            raise ValueError(f"init array must have shape (n_clusters, n_features) = "
+                             f"({k}, {X.shape[1]}), got {init.shape}.")
+    return seed_centers(X, sw, k, init, rng, n_threads, X.shape[0])
+
+
+def seed_centers(X: np.ndarray, sw: np.ndarray, k: int, init: Any, rng: np.random.Generator,
+                 n_threads: int, init_size: int) -> np.ndarray:
+    """Initial centers on validated arguments: by name, a copy of an array, or a callable's
+    (checked); k-means++ and k-means|| on a uniform sample of ``init_size`` rows when X has
+    more."""
+    n = X.shape[0]
+    if isinstance(init, np.ndarray):
+        return init.copy()
+    if callable(init):
+        centers = check_data(init(X, k, rng), "init(X, n_clusters, random_state)",
+                             dtype=X.dtype)
+        if centers.shape != (k, X.shape[1]):
+            raise ValueError(f"init callable must return an array of shape ({k}, "
+                             f"{X.shape[1]}), got {centers.shape}.")
+        return centers
+    if init in ("k-means++", "k-means||"):
+        if init_size < n:
+            rows = np.sort(rng.choice(n, size=init_size, replace=False))
+            X, sw = np.ascontiguousarray(X[rows]), np.ascontiguousarray(sw[rows])
+        if init == "k-means++":
+            return _plusplus(X, k, sw, rng, None, n_threads)
+        return _parallel(X, k, sw, rng, 2.0, 5, n_threads)
+    forgy = X[rng.choice(n, size=k, replace=False)]
+    if init == "forgy":
+        return np.ascontiguousarray(forgy)
+    labels = rng.integers(0, k, size=n).astype(np.int32)   # random partition
+    return update_centers(X, sw, labels, np.ascontiguousarray(forgy), n_threads)[0]

@@ -23,43 +23,11 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from ._pass import ClusterSums
 from ._samplers import center_neighbors
 
 #: Rows of clusters whose merge costs are formed at once (memory: rows x neighbours x d).
 _ROWS = 256
-
-
-@dataclass
-class ClusterSums:
-    """Per-cluster sums of the nearest-center assignment at centers ``w`` (one pass).
-
-    Attributes
-    ----------
-    w : ndarray (k, d)
-        The centers of the pass.
-    weight : ndarray (k,)
-        W_j, the total sample weight of cluster j.
-    resid : ndarray (k, d)
-        D_j = sum_i s_i (x_i - w_j) over the points of cluster j.
-    cost : ndarray (k,)
-        sum_i s_i ||x_i - w_j||^2 over the points of cluster j.
-    objective : float
-        F(w), the exact total cost (correctly rounded sum of the chunks' totals).
-    pick : ndarray of int64 (k,) or None
-        A row index drawn in each cluster with probability proportional to its
-        cost (-1 if the cluster has no cost), when the pass drew them.
-    key : ndarray (k,) or None
-        The draw's key (the largest log(u_i) / cost_i of the cluster): the pick
-        of a union of row sets is the pick with the largest key.
-    """
-
-    w: np.ndarray
-    weight: np.ndarray
-    resid: np.ndarray
-    cost: np.ndarray
-    objective: float
-    pick: Optional[np.ndarray] = None
-    key: Optional[np.ndarray] = None
 
 
 @dataclass

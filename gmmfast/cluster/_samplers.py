@@ -6,7 +6,8 @@ Every sampler starts from the nearest-center assignment (valid, since
 budget >= F(w)) and returns an assignment whose exactly recomputed cost is
 within the budget.
 
-- ``"uniform"``: the paper's walk (in :mod:`gmmfast.cluster._bounds`).
+- ``"uniform"``: the paper's walk (:func:`walk`; public as
+  :func:`sample_assignment`).
 - ``"local"``: the same target (uniform on valid assignments) by a
   Metropolis-Hastings walk whose proposals favour neighbouring clusters in a
   k-nearest-neighbour graph of the centers (:func:`local_walk`).
@@ -20,13 +21,17 @@ within the budget.
 from __future__ import annotations
 
 import math
-from typing import Optional, Tuple
+from dataclasses import dataclass
+from typing import Any, Optional, Tuple
 
 import numpy as np
 
-from .._kernels import _kmeans as K
 from .._kernels import _walks as W
-from ..latent import block_plan, repair
+from .._kernels._common import openmp_max_threads
+from .._validation import (check_centers, check_data, check_int, check_random_state, check_real,
+                           check_sample_weight, draw_seed)
+from ..latent import WALK_BLOCK, block_plan, repair
+from ._pass import labeling_cost, walk_round, walk_start
 
 #: Samplers GMMKMeans accepts.
 SAMPLERS = ("uniform", "local", "gibbs")
@@ -92,16 +97,14 @@ def walk_rounds(X: np.ndarray, sw: np.ndarray, centers: np.ndarray, labels: np.n
     """Run a blocked walk in rounds from ``labels`` (valid), in place; returns accepted moves.
 
     ``step(block_steps, total, budget, rng, accepted)`` advances every block by its
-    share of one round (``_kmeans.walk`` or ``_walks.local_walk`` with their other
+    share of one round (the uniform walk's or the local walk's kernel with their other
     arguments bound). The chains do not depend on how the proposals are split.
     """
     n = X.shape[0]
     block_slack, block_steps = block_plan(n, block_size, budget_slack, n_steps)
     n_blocks = block_slack.shape[0]
-    total, budget = np.empty(n_blocks), np.empty(n_blocks)
-    rng = np.empty(n_blocks, dtype=np.uint64)
-    K.walk_start(X, sw, centers, labels, costs, block_size, block_slack, seed, total, budget,
-                 rng, n_threads)
+    total, budget, rng = walk_start(X, sw, centers, labels, costs, block_size, block_slack,
+                                    seed, n_threads)
     accepted = np.zeros(n_blocks, dtype=np.int64)
     done = np.zeros(n_blocks, dtype=np.int64)
     per_block = max(1, WALK_ROUND // n_blocks)
@@ -124,6 +127,108 @@ def local_walk(X: np.ndarray, sw: np.ndarray, centers: np.ndarray, labels: np.nd
 
     return walk_rounds(X, sw, centers, labels, costs, block_size, slack, n_steps, seed,
                        n_threads, step)
+
+
+@dataclass
+class WalkResult:
+    """A random valid bound: its labels, their per-point costs at the walk's centers, the exact
+    value b_z(w) and the walk's statistics."""
+
+    labels: np.ndarray
+    costs: np.ndarray
+    value: float
+    proposals: int
+    accepted: int
+
+
+def walk(X: np.ndarray, sw: np.ndarray, centers: np.ndarray, start: np.ndarray,
+         start_value: float, budget: float, n_steps: int, seed: int, n_threads: int,
+         block_size: int = WALK_BLOCK) -> WalkResult:
+    """The paper's random walk from the valid assignment ``start`` over assignments costing
+    <= ``budget``.
+
+    The points are split into blocks of ``block_size`` (a function of n only);
+    each block walks with its own random stream and its share of the slack,
+    proportional to its size, so the union of the blocks is valid and the
+    result is the same for any thread count. The value of the result is then
+    recomputed from scratch; if rounding pushed it over the budget, moves are
+    undone (largest cost increase first) until it is valid.
+    """
+    n = X.shape[0]
+    k = centers.shape[0]
+    if not start_value <= budget:
+        raise ValueError(f"the starting assignment costs {start_value!r}, more than the "
+                         f"budget {budget!r}; the walk must start from a valid assignment.")
+    labels = start.copy()
+    costs = np.empty(n)
+    if k < 2 or n_steps == 0:
+        labeling_cost(X, sw, centers, labels, n_threads, costs)
+        return WalkResult(labels=labels, costs=costs, value=start_value, proposals=0, accepted=0)
+
+    def step(todo, total, budget_, rng, accepted):
+        walk_round(X, sw, centers, labels, costs, block_size, todo, total, budget_, rng,
+                   accepted, n_threads)
+
+    accepted = walk_rounds(X, sw, centers, labels, costs, block_size, budget - start_value,
+                           n_steps, seed, n_threads, step)
+    value = labeling_cost(X, sw, centers, labels, n_threads)
+    if value > budget:
+        start_costs = np.empty(n)
+        labeling_cost(X, sw, centers, start, n_threads, start_costs)
+        value = repair(labels, start, costs, start_costs, budget,
+                       lambda z: labeling_cost(X, sw, centers, z, n_threads))
+    return WalkResult(labels=labels, costs=costs, value=value, proposals=n_steps,
+                      accepted=accepted)
+
+
+def sample_assignment(X: Any, centers: Any, labels: Any, budget: float, n_steps: int,
+                      random_state: Any = None, *, sample_weight: Any = None
+                      ) -> Tuple[np.ndarray, float, int]:
+    """Sample a k-means bound: a random assignment whose cost at ``centers`` is <= ``budget``.
+
+    A Metropolis random walk (uniform proposals: one point to another cluster;
+    accepted iff the total cost stays within ``budget``) started at ``labels``,
+    which must itself be within budget. O(d) per proposal; no n x k matrix.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+    centers : array-like of shape (n_clusters, n_features)
+    labels : array-like of int, shape (n_samples,)
+        Valid starting assignment (e.g. the nearest centers).
+    budget : float
+        Upper limit on sum_i s_i ||x_i - centers[z_i]||^2 (v_{t-1} in the paper).
+    n_steps : int
+        Number of proposals.
+    random_state : None, int or numpy Generator
+    sample_weight : array-like of shape (n_samples,), optional
+
+    Returns
+    -------
+    labels : ndarray of int32, shape (n_samples,)
+    cost : float
+        The exact cost of the returned labels (<= budget).
+    n_accepted : int
+        Number of accepted moves.
+    """
+    X = check_data(X, "X")
+    centers = check_centers(centers, X)
+    labels = np.asarray(labels)
+    if labels.shape != (X.shape[0],) or labels.dtype.kind not in "iu":
+        raise ValueError(f"labels must be integers of shape ({X.shape[0]},), got "
+                         f"{labels.dtype} of shape {labels.shape}.")
+    if labels.size and (labels.min() < 0 or labels.max() >= centers.shape[0]):
+        raise ValueError(f"labels must lie in [0, {centers.shape[0] - 1}].")
+    n_steps = check_int(n_steps, "n_steps", 0)
+    budget = check_real(budget, "budget")
+    sw = check_sample_weight(sample_weight, X.shape[0], X.dtype)
+    labels = np.ascontiguousarray(labels, dtype=np.int32)
+    rng = check_random_state(random_state)
+    n_threads = openmp_max_threads()
+    start_value = labeling_cost(X, sw, centers, labels, n_threads)
+    res = walk(X, sw, centers, labels, start_value, float(budget), n_steps, draw_seed(rng),
+               n_threads)
+    return res.labels, res.value, res.accepted
 
 
 def _moments(delta: np.ndarray, beta: float, n_threads: int) -> Tuple[float, float]:

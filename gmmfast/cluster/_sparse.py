@@ -1,6 +1,6 @@
 """k-means on CSR sparse rows: validation and the passes over the sparse kernels.
 
-The same pass as the dense one (:func:`gmmfast.cluster._bounds.assign`): nearest-center
+The same pass as the dense one (:func:`gmmfast.cluster._pass.assign`): nearest-center
 labels (first minimum of ||c||^2 - 2 x.c, the dots from the rows' nonzeros), the objective,
 the labels that changed and, on request, the per-cluster sums as a
 :class:`~gmmfast.cluster._merge.ClusterSums`, so a Lloyd step or a bound's value is computed
@@ -14,10 +14,8 @@ from typing import Any, Optional
 import numpy as np
 
 from .._kernels import _sparse as S
-from .._validation import extent
-from ._bounds import Assignment, n_slots, total
-from .._validation import max_abs
-from ._merge import ClusterSums
+from .._validation import extent, max_abs
+from ._pass import ClusterSums, Pass, n_slots, total
 
 
 def is_sparse(X: Any) -> bool:
@@ -151,9 +149,9 @@ class SparseBounds:
 
 def csr_assign(X: CSRData, sw: np.ndarray, centers: np.ndarray, n_threads: int, *,
                with_sums: bool = False, old_labels: Optional[np.ndarray] = None,
-               bounds: Optional[SparseBounds] = None) -> Assignment:
+               bounds: Optional[SparseBounds] = None) -> Pass:
     """Nearest-center labels, F(w) and (``with_sums``) the cluster sums of CSR rows in one
-    pass: :func:`gmmfast.cluster._bounds.assign` for sparse X. With ``bounds`` (whose last
+    pass: :func:`gmmfast.cluster._pass.assign` for sparse X. With ``bounds`` (whose last
     pass produced ``old_labels``) rows whose label provably stays are not searched."""
     n, d = X.shape
     k = centers.shape[0]
@@ -184,7 +182,7 @@ def csr_assign(X: CSRData, sw: np.ndarray, centers: np.ndarray, n_threads: int, 
         resid = sums.sum(axis=0) - W[:, None] * centers.astype(np.float64)
         cluster_sums = ClusterSums(w=centers, weight=W, resid=resid, cost=cost.sum(axis=0),
                                    objective=objective)
-    return Assignment(w=centers, labels=labels, objective=objective, changed=int(changed.sum()),
+    return Pass(w=centers, labels=labels, objective=objective, changed=int(changed.sum()),
                       searched=int(searched.sum()), sums=cluster_sums)
 
 

@@ -107,7 +107,7 @@ def run_trials(data: Dataset, *, inits: Sequence[str] = INITS, trials: int = 50,
                eta: float = 0.02, methods: Sequence[str] = METHODS, seed: int = 0,
                walk_steps="auto", progress: bool = False, k: Optional[int] = None) -> List[dict]:
     """Run every method from the same initial centers; one record per (init, trial, method)."""
-    from ..cluster import GMMKMeans
+    from ..cluster import GMMKMeans, initial_centers
     from ..metrics import centroid_index, centroids_from_labels
 
     k = k or data.k
@@ -124,8 +124,8 @@ def run_trials(data: Dataset, *, inits: Sequence[str] = INITS, trials: int = 50,
     try:
         for i_init, init in enumerate(inits):
             for trial in range(trials):
-                w0 = GMMKMeans(k)._init_centers(X, sw, k, init,
-                                                np.random.default_rng([seed, i_init, trial]), 1)
+                w0 = initial_centers(X, k, init, sample_weight=sw, n_threads=1,
+                                     random_state=np.random.default_rng([seed, i_init, trial]))
                 for i_m, method in enumerate(methods):
                     est = GMMKMeans(k, init=w0, random_state=np.random.default_rng(
                         [seed, i_init, trial, i_m + 1]), **method_params(method, eta, walk_steps))
@@ -278,7 +278,7 @@ def write_outputs(out: Path, data: Dataset, records: List[dict], summary: dict,
                   config: dict, methods: Sequence[str], inits: Sequence[str], eta: float,
                   k: int) -> List[Path]:
     """compare.csv (one row per fit), compare.json (config + summary), PNG figures."""
-    from ..cluster import GMMKMeans
+    from ..cluster import GMMKMeans, initial_centers
 
     out.mkdir(parents=True, exist_ok=True)
     written = []
@@ -300,9 +300,8 @@ def write_outputs(out: Path, data: Dataset, records: List[dict], summary: dict,
     written.append(out / "objective.png")
     if data.X.shape[1] == 2:
         init = "random-partition" if "random-partition" in inits else inits[0]
-        w0 = GMMKMeans(k)._init_centers(data.X, np.ones(data.X.shape[0]), k, init,
-                                        np.random.default_rng([config["seed"],
-                                                               list(inits).index(init), 0]), 1)
+        w0 = initial_centers(data.X, k, init, n_threads=1, random_state=np.random.default_rng(
+            [config["seed"], list(inits).index(init), 0]))
         panels = []
         for i_m, m in enumerate(methods):
             est = GMMKMeans(k, init=w0, random_state=np.random.default_rng(

@@ -1,0 +1,167 @@
+"""The one fit driver of the k-means estimators, in memory and on Dask.
+
+A fit is ``n_init`` single runs from fresh initial centers, the best one kept (scikit-learn's
+``KMeans.fit`` loop). The single run is chosen once by the estimator: :func:`gmm_run` (G-MM
+with its escapes: :class:`~gmmfast.cluster.GMMKMeans`, ``KMeans(algorithm="gmm")``) or
+scikit-learn's Lloyd loop (:func:`gmmfast.cluster._lloyd.lloyd`). What depends on where the
+rows live (seeding, the bound family, the labels at the end) comes from the rows object,
+:class:`~gmmfast.cluster._rows.MemoryRows` or :class:`~gmmfast.cluster._dask.DaskRows`,
+picked once from the data kind by :func:`as_rows`, which also validates X and the weights
+(once per fit).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, List, Optional, Union
+
+import numpy as np
+
+from .._validation import blas_single_threaded, check_data, check_sample_weight, draw_seed
+from ..core import GMMResult, History, generalized_mm
+from ._dask_tasks import is_dask_array
+from ._escape import Escape, escape, pass_budget
+from ._rows import MemoryRows
+
+
+def as_rows(X: Any, sample_weight: Any = None, *, n_features: Optional[int] = None,
+            owner: str = "GMMKMeans") -> Any:
+    """X and its weights, validated once, as :class:`MemoryRows` or (a dask array)
+    :class:`~gmmfast.cluster._dask.DaskRows`. With ``n_features`` (a fitted estimator's),
+    X must have that many columns."""
+    if is_dask_array(X):
+        from ._dask import DaskRows
+        rows: Any = DaskRows(X, sample_weight)
+    else:
+        X = check_data(X, "X")
+        rows = MemoryRows(X, check_sample_weight(sample_weight, X.shape[0], X.dtype))
+    if n_features is not None and rows.d != n_features:
+        raise ValueError(f"X has {rows.d} features, but {owner} is expecting {n_features} "
+                         "features as input.")
+    return rows
+
+
+@dataclass
+class GMMParams:
+    """The resolved parameters of a G-MM k-means fit ("auto" values replaced, checked)."""
+
+    k: int
+    eta: float = 0.1
+    init: Union[str, np.ndarray, Callable] = "k-means++"
+    init_size: Any = "auto"      # rows k-means++ seeds on: an int, None (all) or "auto"
+    n_init: int = 1
+    max_iter: int = 300
+    tol: float = 1e-4
+    selection: Union[str, Callable] = "merge-split"
+    walk_steps: int = 0
+    n_candidates: int = 8
+    sampler: str = "uniform"
+    n_neighbors: int = 8
+    patience: int = 80
+    escape_effort: float = 1.0
+    max_time: Optional[float] = None
+    verbose: int = 0
+
+    @property
+    def core_selection(self) -> Union[str, Callable]:
+        """The selection handed to :func:`~gmmfast.core.generalized_mm`: with eta = 1 every
+        valid bound touches, so "random" and "merge-split" are Lloyd's "mm"."""
+        if self.selection in ("random", "merge-split") and self.eta == 1.0:
+            return "mm"
+        if isinstance(self.selection, str) and self.selection == "balanced":
+            from ._family import balanced_bias
+            return balanced_bias
+        return self.selection
+
+
+@dataclass
+class Run:
+    """One single run's outcome: the centers, F there, the iterations (escape phases
+    included), the first phase's history, the escapes, and what the rows object needs to
+    finish the fit (the family, and the cluster sums at ``w`` when escapes computed them)."""
+
+    w: np.ndarray
+    objective: float
+    n_iter: int
+    history: Optional[History] = None
+    escapes: List[Escape] = field(default_factory=list)
+    labels: Any = None
+    family: Any = None
+    sums: Any = None
+
+
+def fit_runs(n_init: int, start: Callable[[int], np.ndarray],
+             single: Callable[[np.ndarray, int], Run],
+             better: Callable[[Run, Run], bool] = lambda new, best: new.objective
+             < best.objective) -> Run:
+    """The best of ``n_init`` single runs: run r starts from ``start(r)``; a run replaces the
+    best so far when ``better(run, best)``. BLAS runs single threaded (the kernels' OpenMP
+    threads call it in parallel)."""
+    best: Optional[Run] = None
+    with blas_single_threaded():
+        for r in range(n_init):
+            res = single(start(r), r)
+            if best is None or better(res, best):
+                best = res
+    return best
+
+
+def gmm_run(rows: Any, w0: np.ndarray, p: GMMParams, rng: np.random.Generator,
+            init_passes: float) -> Run:
+    """One G-MM run from ``w0``: the family of ``rows`` (seeded from ``rng``), Algorithm 1,
+    then, with merge-split, the escapes (:func:`~gmmfast.cluster._escape.escape`) within a
+    budget of ``escape_effort`` times the work of the initialisation (``init_passes``
+    passes of a k-center search) and of the first run."""
+    selection = p.core_selection
+    family = rows.family(p, selection, draw_seed(rng))
+    callback = _progress(family) if p.verbose else None
+
+    def phase(w: np.ndarray, max_iter: int) -> GMMResult:
+        return generalized_mm(family, w, eta=p.eta, tol=p.tol, max_iter=max_iter,
+                              selection=selection, random_state=rng, callback=callback)
+
+    res = main = phase(w0, p.max_iter)
+    escapes: List[Escape] = []
+    sums = None
+    if selection == "merge-split":
+        res, escapes, sums = escape(
+            family, res, phase, rng, n_neighbors=p.n_neighbors, patience=p.patience,
+            max_iter=p.max_iter, max_time=p.max_time,
+            max_passes=pass_budget(p.escape_effort, init_passes, res.n_iter, rows.n, p.k,
+                                   rows.d))
+        if p.verbose:
+            kept = sum(e.accepted for e in escapes)
+            print(f"  escapes: {len(escapes)} proposals, {kept} kept; objective "
+                  f"{main.objective:.6g} -> {res.objective:.6g}", flush=True)
+    return Run(w=res.w, objective=res.objective,
+               n_iter=main.n_iter + sum(e.history.n_iter for e in escapes),
+               history=main.history, escapes=escapes, family=family, sums=sums)
+
+
+def fit_gmm(rows: Any, p: GMMParams, rng: np.random.Generator) -> Run:
+    """A G-MM k-means fit on ``rows``: ``p.n_init`` runs from the rows' seeding, the lowest
+    objective kept, its labels (and the empty-cluster warning) from the rows object."""
+    def start(r: int) -> np.ndarray:
+        t0 = time.perf_counter()
+        w0 = rows.seed(p, rng)
+        if p.verbose:
+            print(f"G-MM k-means{rows.where} run {r + 1}/{p.n_init}: initialisation "
+                  f"({p.init if isinstance(p.init, str) else 'given'}) "
+                  f"{time.perf_counter() - t0:.2f} s", flush=True)
+        return w0
+
+    best = fit_runs(p.n_init, start,
+                    lambda w0, r: gmm_run(rows, w0, p, rng, rows.init_passes(p)))
+    best.labels = rows.finish(best, p.k)
+    return best
+
+
+def _progress(family: Any) -> Callable[[int, History], None]:
+    """A verbose line per iteration: objective, gap, labels that changed (when the family
+    counts them), seconds."""
+    def callback(t: int, history: History) -> None:
+        changed = getattr(family.last, "changed", None)
+        moved = f", {changed} points changed cluster" if changed is not None else ""
+        print(f"  iteration {t}: objective {history.objective[-1]:.6g}, "
+              f"gap {history.gap[-1]:.3g}{moved}, {history.time[-1]:.2f} s", flush=True)
+    return callback

@@ -1,0 +1,295 @@
+"""The pass layer: every call into the dense k-means kernels goes through this module.
+
+A *pass* reads X once at given centers and returns a :class:`Pass` record: the
+nearest-center labels (the touching bound), F(w), how many labels changed and, on request,
+the value of another labeling at these centers, the per-cluster sums of
+:class:`~gmmfast.cluster._merge.ClusterSums` (with a point per cluster drawn in proportion
+to its cost), and each row's cost. :class:`HamerlyBounds` lets a pass skip the rows whose
+label provably stays (the labels are the same). The other kernels are wrapped here too:
+costs of a labeling, cluster means, distances, the random walk's rounds and the k-means++
+and k-means|| steps. Callers hand validated, C-contiguous arrays of one float type (the
+public functions of the package validate; nothing here checks values again).
+
+Thread-count independence: rows are processed in chunks of CHUNK, cost totals are summed
+per chunk and combined with :func:`total` (correctly rounded), cluster sums per slot (a
+group of chunks fixed by n, k and d) reduced in order.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Optional, Tuple
+
+import numpy as np
+
+from .._kernels import _kmeans as K
+
+CHUNK = K.CHUNK
+#: Memory cap for the per-slot cluster sums.
+_SLOT_BYTES = 32 << 20
+_MAX_SLOTS = 64
+
+simd_level = K.simd_level
+float32_screening = K.float32_screening
+
+
+def n_slots(n: int, k: int, d: int) -> int:
+    """Number of slots for cluster sums: depends on (n, k, d) only, never on threads."""
+    n_chunks = -(-n // CHUNK)
+    return max(1, min(n_chunks, _MAX_SLOTS, _SLOT_BYTES // (8 * k * (d + 4))))
+
+
+def total(chunk_costs: np.ndarray) -> float:
+    """A cost total from chunk sums: correctly rounded, so independent of any order."""
+    return math.fsum(chunk_costs)
+
+
+@dataclass
+class ClusterSums:
+    """Per-cluster sums of the nearest-center assignment at centers ``w`` (one pass).
+
+    Attributes
+    ----------
+    w : ndarray (k, d)
+        The centers of the pass.
+    weight : ndarray (k,)
+        W_j, the total sample weight of cluster j.
+    resid : ndarray (k, d)
+        D_j = sum_i s_i (x_i - w_j) over the points of cluster j.
+    cost : ndarray (k,)
+        sum_i s_i ||x_i - w_j||^2 over the points of cluster j.
+    objective : float
+        F(w), the exact total cost (correctly rounded sum of the chunks' totals).
+    pick : ndarray of int64 (k,) or None
+        A row index drawn in each cluster with probability proportional to its
+        cost (-1 if the cluster has no cost), when the pass drew them.
+    key : ndarray (k,) or None
+        The draw's key (the largest log(u_i) / cost_i of the cluster): the pick
+        of a union of row sets is the pick with the largest key.
+    """
+
+    w: np.ndarray
+    weight: np.ndarray
+    resid: np.ndarray
+    cost: np.ndarray
+    objective: float
+    pick: Optional[np.ndarray] = None
+    key: Optional[np.ndarray] = None
+
+
+@dataclass
+class Pass:
+    """What one pass at centers ``w`` computed (families cache it by the identity of ``w``)."""
+
+    w: np.ndarray
+    labels: np.ndarray            # nearest-center labels: the touching bound
+    objective: float              # F(w)
+    changed: int                  # points whose label differs from the previous pass's
+    searched: int = 0             # points whose nearest center was searched (not pruned)
+    prev_labels: Optional[np.ndarray] = None
+    prev_value: float = float("nan")   # b_{prev_labels}(w)
+    sums: Optional[ClusterSums] = None  # per-cluster sums of the nearest-center assignment
+    chunk_costs: Optional[np.ndarray] = None       # cost totals per CHUNK rows (objective)
+    chunk_prev_costs: Optional[np.ndarray] = None  # the same for prev_labels (prev_value)
+
+
+#: Numbers of centers that moved far, checked row by row instead of lowering every row's
+#: bound by their drift, that a pass considers (merge-split relocates a few centers per
+#: iteration and moves their receivers): the one with the least predicted work is used.
+JUMPED_CANDIDATES = (0, 1, 2, 4, 8, 16, 32)
+#: Work of checking one jumped center for a kept row, in units of one center of a full
+#: nearest-center search (a scalar distance against the search's blocked SIMD kernel;
+#: measured at 1M x 16, k = 100 on AVX2: 9.5 ns against 1.4 ns).
+JUMPED_COST = 8.0
+#: A pass prunes when at least this fraction of rows is predicted to keep its label.
+PRUNE_FRACTION = 0.05
+
+
+class HamerlyBounds:
+    """Per-row state of the pruned pass (Hamerly's bounds), for one X.
+
+    For the labels and centers of the last pass (``centers``): ``upper[i]`` is the
+    distance of row i to its center and ``lower[i]`` a lower bound on its distance
+    to every other center; ``xsq`` is ||x_i||^2 (for the rounding margin). 24
+    bytes per row. A pass prunes when :meth:`plan` predicts enough rows keep
+    their label; either way it refreshes the bounds.
+    """
+
+    def __init__(self, X: np.ndarray):
+        n = X.shape[0]
+        self.xsq = np.einsum("ij,ij->i", X, X, dtype=np.float64)
+        self.upper = np.empty(n)
+        self.lower = np.empty(n)
+        self.centers: Optional[np.ndarray] = None
+
+    def plan(self, centers: np.ndarray, labels: Optional[np.ndarray]
+             ) -> Tuple[bool, np.ndarray, np.ndarray, float]:
+        """(prune?, drift per center, jumped centers, largest drift of the others) for a pass
+        at ``centers`` from ``labels`` (those of the last pass)."""
+        none = (False, np.zeros(centers.shape[0]), np.empty(0, dtype=np.int32), 0.0)
+        if self.centers is None or self.centers.shape != centers.shape or labels is None:
+            return none
+        drift = np.sqrt(((centers.astype(np.float64) - self.centers) ** 2).sum(axis=1))
+        drift *= 1.0 + 1e-12
+        k, n = centers.shape[0], labels.shape[0]
+        order = np.argsort(-drift, kind="stable")
+        ms = np.array([m for m in JUMPED_CANDIDATES if m < k])
+        bases = drift[order[ms]]
+        kept = np.empty(ms.shape[0], dtype=np.int64)
+        K.predict_kept(labels, self.upper, self.lower, drift, bases, kept)
+        # work: kept rows check their m jumped centers, the others search all k
+        best = int(np.argmin(kept * (ms * JUMPED_COST + 1.0) + (n - kept) * float(k)))
+        jumped = np.sort(order[:ms[best]]).astype(np.int32)
+        return (bool(kept[best] >= PRUNE_FRACTION * n), drift, jumped, float(bases[best]))
+
+
+def assign(X: np.ndarray, sw: np.ndarray, centers: np.ndarray, n_threads: int, *,
+           prev_labels: Optional[np.ndarray] = None, with_sums: bool = False,
+           sample_seed: Optional[int] = None, old_labels: Optional[np.ndarray] = None,
+           point_costs: Optional[np.ndarray] = None, offset: int = 0,
+           bounds: Optional[HamerlyBounds] = None) -> Pass:
+    """One pass: nearest-center labels and F(w), and what is asked for besides.
+
+    ``prev_labels``: also b_{prev_labels}(w); ``with_sums``: the per-cluster sums of the
+    new clusters, with ``sample_seed`` a point per cluster drawn proportionally to its
+    cost; ``point_costs``: each row's cost written there. ``changed`` counts the labels
+    that differ from ``old_labels`` (all of them if None). ``offset`` is the global index
+    of X's first row (a block of a larger array): drawn points are global row indices.
+    With ``bounds`` (whose last pass produced ``old_labels``), rows whose label provably
+    stays are not searched; the labels are the same.
+    """
+    n, d = X.shape
+    k = centers.shape[0]
+    n_chunks = -(-n // CHUNK)
+    labels = (np.full(n, -1, dtype=np.int32) if old_labels is None
+              else np.array(old_labels, dtype=np.int32))
+    chunk = np.empty(n_chunks)
+    chunk_prev = np.empty(n_chunks) if prev_labels is not None else None
+    slots = n_slots(n, k, d)
+    sums = dict(slot_resid=np.empty((slots, k, d)), slot_weight=np.empty((slots, k)),
+                slot_sse=np.empty((slots, k))) if with_sums else {}
+    if with_sums and sample_seed is not None:
+        sums.update(slot_key=np.empty((slots, k)), slot_pick=np.empty((slots, k), np.int64),
+                    seed=sample_seed, offset=offset)
+    prune = {}
+    if bounds is not None:
+        go, drift, jumped, base_drift = bounds.plan(centers, old_labels)
+        prune = dict(upper=bounds.upper, lower=bounds.lower, xsq=bounds.xsq, drift=drift,
+                     jumped=jumped, base_drift=base_drift, prune=go)
+    changed = np.empty(n_chunks, dtype=np.int64)
+    searched = np.empty(n_chunks, dtype=np.int64)
+    buf = K.PassBuffers(n, k, d, chunk_costs=chunk, chunk_changed=changed,
+                        chunk_searched=searched,
+                        prev_labels=prev_labels, chunk_prev_costs=chunk_prev,
+                        point_costs=point_costs, **sums, **prune)
+    K.kmeans_pass(X, sw, centers, labels, buf, n_threads)
+    if bounds is not None:
+        bounds.centers = centers.astype(np.float64)
+    objective = total(chunk)
+    cluster_sums = None
+    if with_sums:
+        cluster_sums = ClusterSums(w=centers, weight=sums["slot_weight"].sum(axis=0),
+                                   resid=sums["slot_resid"].sum(axis=0),
+                                   cost=sums["slot_sse"].sum(axis=0), objective=objective)
+        if sample_seed is not None:
+            best = np.argmax(sums["slot_key"], axis=0)
+            cluster_sums.pick = sums["slot_pick"][best, np.arange(k)]
+            cluster_sums.key = sums["slot_key"][best, np.arange(k)]
+    return Pass(w=centers, labels=labels, objective=objective,
+                changed=int(changed.sum()), searched=int(searched.sum()),
+                prev_labels=prev_labels,
+                prev_value=total(chunk_prev) if prev_labels is not None else float("nan"),
+                sums=cluster_sums, chunk_costs=chunk, chunk_prev_costs=chunk_prev)
+
+
+def labeling_cost(X: np.ndarray, sw: np.ndarray, centers: np.ndarray, labels: np.ndarray,
+                  n_threads: int, point_costs: Optional[np.ndarray] = None,
+                  chunk_costs: Optional[np.ndarray] = None) -> float:
+    """b_z(w): the cost of ``labels`` at ``centers`` (per point into ``point_costs`` and per
+    chunk into ``chunk_costs`` if given)."""
+    chunk = np.empty(-(-X.shape[0] // CHUNK)) if chunk_costs is None else chunk_costs
+    K.label_costs(X, sw, centers, labels, chunk, point_costs, n_threads)
+    return total(chunk)
+
+
+def labeling_sums(X: np.ndarray, sw: np.ndarray, labels: np.ndarray, k: int,
+                 n_threads: int) -> Tuple[np.ndarray, np.ndarray]:
+    """Per-slot coordinate sums (slots, k, d) and weights (slots, k) of the clusters of
+    ``labels``; reduce them in slot order."""
+    slots = n_slots(X.shape[0], k, X.shape[1])
+    sums, weights = np.empty((slots, k, X.shape[1])), np.empty((slots, k))
+    K.accumulate(X, sw, labels, sums, weights, n_threads)
+    return sums, weights
+
+
+def update_centers(X: np.ndarray, sw: np.ndarray, labels: np.ndarray, centers_old: np.ndarray,
+                   n_threads: int) -> Tuple[np.ndarray, np.ndarray]:
+    """Minimiser of the bound of ``labels``: weighted means; an empty cluster keeps its center.
+
+    Returns the new centers and each cluster's total weight.
+    """
+    sums, weights = labeling_sums(X, sw, labels, centers_old.shape[0], n_threads)
+    centers = np.empty_like(centers_old)
+    cluster_weights = np.empty(centers_old.shape[0])
+    K.finalize_centers(sums, weights, centers_old, centers, cluster_weights)
+    return centers, cluster_weights
+
+
+def distances(X: np.ndarray, centers: np.ndarray, n_threads: int) -> np.ndarray:
+    """Euclidean distances of every row to every center, shape (n, k), X's dtype."""
+    out = np.empty((X.shape[0], centers.shape[0]), dtype=X.dtype)
+    K.distances(X, centers, out, n_threads)
+    return out
+
+
+# -- the random walk's rounds (see gmmfast.cluster._samplers) ----------------------------------
+
+def walk_start(X: np.ndarray, sw: np.ndarray, centers: np.ndarray, labels: np.ndarray,
+               costs: np.ndarray, block_size: int, block_slack: np.ndarray, seed: int,
+               n_threads: int) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Start the walk's chains from ``labels``: each row's cost into ``costs``; returns each
+    block's cost total, budget and random stream."""
+    n_blocks = block_slack.shape[0]
+    block_total, budget = np.empty(n_blocks), np.empty(n_blocks)
+    rng = np.empty(n_blocks, dtype=np.uint64)
+    K.walk_start(X, sw, centers, labels, costs, block_size, block_slack, seed, block_total,
+                 budget, rng, n_threads)
+    return block_total, budget, rng
+
+
+def walk_round(X: np.ndarray, sw: np.ndarray, centers: np.ndarray, labels: np.ndarray,
+               costs: np.ndarray, block_size: int, todo: np.ndarray, block_total: np.ndarray,
+               budget: np.ndarray, rng: np.ndarray, accepted: np.ndarray,
+               n_threads: int) -> None:
+    """One round of the uniform walk: block b makes ``todo[b]`` proposals, in place."""
+    K.walk(X, sw, centers, labels, costs, block_size, todo, block_total, budget, rng, accepted,
+           n_threads)
+
+
+# -- seeding: k-means++ and k-means|| (see gmmfast.cluster._init) ------------------------------
+
+pp_width = K.pp_width
+
+
+def pp_step(X: np.ndarray, sw: np.ndarray, closest: np.ndarray, CT: np.ndarray, update: bool,
+            chunk_pot: np.ndarray, chunk_gain: np.ndarray, n_threads: int) -> None:
+    """One k-means++ pass over X: apply the first lane of ``CT`` to ``closest`` if
+    ``update``, and each lane's gain per chunk into ``chunk_gain``."""
+    K.pp_step(X, sw, closest, CT, update, chunk_pot, chunk_gain, n_threads)
+
+
+def pp_pick(sw: np.ndarray, closest: np.ndarray, chunk_cum: np.ndarray,
+            targets: np.ndarray) -> np.ndarray:
+    """The rows whose running total of s_i closest_i first exceeds each target."""
+    out = np.empty(targets.shape[0], dtype=np.int64)
+    K.pp_pick(sw, closest, chunk_cum, targets, out)
+    return out
+
+
+def draw_rows(dist: np.ndarray, scale: float, seed: int, offset: int,
+              n_threads: int) -> np.ndarray:
+    """Indices of the rows drawn with probability min(1, scale dist_i), row i by the stream
+    (seed, offset + i): the draw depends on the global row index only."""
+    drawn = np.zeros(dist.shape[0], dtype=np.uint8)
+    K.draw_rows(dist, scale, seed, offset, drawn, n_threads)
+    return np.flatnonzero(drawn)
