@@ -14,7 +14,7 @@ import time
 
 from ..experiments.table3 import LABELS, METHODS, NAMED_INITS, compare, figure_path, tables
 from ._checks import DeprecatedAlias, check_args
-from ._jobs import report
+from ._report import report
 
 
 def add_parser(sub) -> None:

@@ -15,7 +15,7 @@ import time
 
 from ..experiments.table2 import INITS, LABELS, LAM, METHODS, compare, oracle, tables
 from ._checks import DeprecatedAlias, check_args
-from ._jobs import report
+from ._report import report
 
 
 def add_parser(sub) -> None:
