@@ -1,5 +1,4 @@
-"""Running the independent fits of an experiment, serially or in worker processes, and
-formatting their tables."""
+"""Running the independent fits of an experiment, serially or in worker processes."""
 from __future__ import annotations
 
 import time
@@ -41,11 +40,3 @@ def run_jobs(fn: Callable[[J], R], jobs: Sequence[J], n_jobs: int,
             note(result)
     return results
 
-
-
-def markdown_table(header: Sequence[object], rows: Sequence[Sequence[object]]) -> str:
-    """A GitHub markdown table."""
-    lines = ["| " + " | ".join(map(str, header)) + " |",
-             "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(map(str, r)) + " |" for r in rows]
-    return "\n".join(lines)
