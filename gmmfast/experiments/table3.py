@@ -1,7 +1,6 @@
 """The paper's scene-recognition experiment (section 5.3, Table 3, Table 4's scene rows).
 
-Shared by ``bench/scenes_*.py`` and the ``gmmfast scene-compare`` command:
-the texture scenes (:func:`gmmfast.datasets.make_texture_scenes`) split into
+Used by the ``gmmfast scene-compare`` command: the texture scenes (:func:`gmmfast.datasets.make_texture_scenes`) split into
 training and test images, the region-part model with class-specific parts
 (``RegionPartModel(shared_parts=False)``: with the paper's shared parts the
 first bound from random labels is always minimised at w = 0, see
@@ -34,8 +33,9 @@ __all__ = ["SCENES_DEFAULTS", "LAM", "INIT_LAMBDAS", "NAMED_INITS", "SceneData",
            "load_scenes", "region_positions", "initial_labels", "oracle", "first_bound", "run_method", "part_agreement",
            "summarize", "plot_labelings", "METHOD_NAMES"]
 
-#: Generator parameters (make_texture_scenes' defaults), fixed by bench/scenes_calibration.py
-#: before any method was compared: 300 training and 300 test images from one draw (seed 0).
+#: Generator parameters (make_texture_scenes' defaults), fixed by a calibration of the oracle
+#: before any method was compared: 300 training and 300 test images from one draw (seed 0), at
+#: a pixel noise (0.3) where the oracle stays below 90 % test accuracy (87.3 %).
 SCENES_DEFAULTS: Dict[str, Any] = dict(n_classes=5, n_parts=12, grid=(10, 10), cell=8,
                                        regions_per_class=4, layout_jitter=1.0,
                                        part_swap=0.1, noise=0.3)
@@ -43,8 +43,8 @@ SCENES_DEFAULTS: Dict[str, Any] = dict(n_classes=5, n_parts=12, grid=(10, 10), c
 GENERATOR_KEYS = frozenset(SCENES_DEFAULTS) | {"n_bins"}
 N_TRAIN = 300
 N_TEST = 300
-#: lambda (regularisation) of the LS-SVM, chosen by validation of the oracle
-#: (bench/results/scenes_calibration.md).
+#: lambda (regularisation) of the LS-SVM, chosen by validation of the oracle: 86.0 % at 10
+#: against 87.0 % at 1, a tie within one point, which goes to the larger lambda.
 LAM = 10.0
 #: Parts per class (class-specific parts, the original reconfigurable model).
 SHARED_PARTS = False
