@@ -2,6 +2,10 @@
 
 Every script under bench/ answers one question, prints a table and writes it to
 bench/results/NAME.md, headed by how it was made (see DESIGN.md, Benchmarks).
+
+Scripts run as ``python bench/NAME.py`` (from the repository's root, with gmmfast
+installed, e.g. ``pip install -e .``) and import this module as ``from _common import ...``:
+Python puts the script's folder, bench/, first on sys.path.
 """
 from __future__ import annotations
 
@@ -125,5 +129,5 @@ def mixture(n: int, d: int, k: int, dtype=np.float64, seed: int = 0,
 
 def simd_name() -> str:
     """The SIMD level the nearest-center search dispatches to on this machine."""
-    from gmmfast._kernels._kmeans import simd_level
-    return {2: "AVX-512", 1: "AVX2", 0: "portable"}[simd_level()]
+    from gmmfast import kernel_info
+    return kernel_info()["simd"]

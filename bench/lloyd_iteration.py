@@ -52,8 +52,7 @@ def main():
                                           for c in args.sizes.split(";")]
 
     from sklearn.cluster import KMeans
-    from gmmfast import GMMKMeans
-    from gmmfast._kernels._kmeans import simd_level
+    from gmmfast import GMMKMeans, kernel_info
 
     rows = []
     for n, d, k in sizes:
@@ -94,7 +93,8 @@ def main():
          "lloyd / gmmfast", "sklearn elkan ms/iter", "elkan / gmmfast",
          "G-MM merge-split ms/iter", "G-MM / our Lloyd", "gmmfast GFlop/s",
          "sklearn GFlop/s", "float64 gemm peak GFlop/s"], rows)
-    body = (f"SIMD level of the nearest-center search: {simd_level()} (2 = AVX-512, 1 = AVX2, "
+    level = kernel_info()["simd_level"]
+    body = (f"SIMD level of the nearest-center search: {level} (2 = AVX-512, 1 = AVX2, "
             f"0 = BLAS gemm). Uniform random data, same initial centers, {args.iters} iterations, "
             f"tol=0; median of {args.repeats} runs in a row per library (alternating run by run, "
             "each library's spinning idle threads slowed the other's 2-thread runs: on 10000 x "

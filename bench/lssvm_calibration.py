@@ -35,18 +35,14 @@ Run: python bench/lssvm_calibration.py [--jobs 2]   (about an hour on 2 cores)
 from __future__ import annotations
 
 import argparse
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench._common import markdown_table, write_results  # noqa: E402
-from gmmfast.datasets import make_cluttered_objects  # noqa: E402
-from gmmfast.experiments._jobs import run_jobs  # noqa: E402
-from gmmfast.experiments.table2 import (cv_folds, first_bound, oracle_fold,  # noqa: E402
+from _common import markdown_table, write_results
+from gmmfast.datasets import make_cluttered_objects
+from gmmfast.experiments import run_jobs
+from gmmfast.experiments.table2 import (cv_folds, first_bound, oracle_fold,
                                         run_fold)
 
 FIXED = dict(n_per_class=50, scale=4, cell=4, canvas_cells=14, spread=1.5, distractor_size=4,

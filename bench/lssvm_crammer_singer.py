@@ -18,17 +18,13 @@ Run: python bench/lssvm_crammer_singer.py
 """
 from __future__ import annotations
 
-import sys
 import warnings
-from pathlib import Path
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench._common import alternate, markdown_table, write_results  # noqa: E402
-from gmmfast.lssvm import LatentMulticlassModel, LatentSSVM  # noqa: E402
+from _common import alternate, markdown_table, write_results
+from gmmfast.lssvm import LatentMulticlassModel, LatentSSVM
 
 REPEATS = 5
 OURS_TOLS = [1e-2, 3e-3, 1e-3, 3e-4, 1e-4, 3e-5, 1e-5, 3e-6, 1e-6]

@@ -13,15 +13,10 @@ Run: python bench/lssvm_inference.py
 """
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench._common import alternate, markdown_table, write_results  # noqa: E402
+from _common import alternate, markdown_table, write_results
 from gmmfast._kernels import _lssvm as K  # noqa: E402
 from gmmfast._validation import blas_single_threaded  # noqa: E402
 from gmmfast.lssvm import LatentMulticlassModel  # noqa: E402

@@ -12,14 +12,9 @@ Run: python bench/lssvm_selection.py
 """
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench._common import markdown_table, write_results  # noqa: E402
+from _common import markdown_table, write_results
 from gmmfast.core import generalized_mm  # noqa: E402
 from gmmfast.datasets import make_cluttered_digits  # noqa: E402
 from gmmfast.lssvm import LatentMulticlassModel, LSSVMBounds, MultifoldBias  # noqa: E402

@@ -22,15 +22,11 @@ Run: python bench/lssvm_table2.py [--jobs 2] [--lams 0.001,0.01,0.1] [--name lss
 from __future__ import annotations
 
 import argparse
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench._common import RESULTS, write_results  # noqa: E402
-from gmmfast.experiments.table2 import LABELS, LAM, compare, fold_csv, oracle, tables  # noqa: E402
-from gmmfast.experiments.table2 import plot_latent_changes  # noqa: E402
+from _common import RESULTS, write_results
+from gmmfast.experiments.table2 import LABELS, LAM, compare, fold_csv, oracle, tables
+from gmmfast.experiments.table2 import plot_latent_changes
 
 METHODS = ["ccp", "gmm-random", "gmm-random-subset", "gmm-biased"]
 INITS = ["center", "top-left", "random"]

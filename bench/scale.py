@@ -79,9 +79,9 @@ else:
 seconds = time.perf_counter() - t
 after = status("VmHWM:")
 from gmmfast.cluster._bounds import assign
-from gmmfast._kernels._common import openmp_max_threads
+from gmmfast import kernel_info
 sse = assign(X, np.ones(n, X.dtype), np.ascontiguousarray(C, dtype=X.dtype),
-             openmp_max_threads()).objective / n
+             kernel_info()["openmp_max_threads"]).objective / n
 print(json.dumps(dict(seconds=seconds, iterations=int(iters), sse=sse,
                       added_mib=(after - before) / 1024.0, data_mib=X.nbytes / 2 ** 20)))
 """

@@ -22,15 +22,12 @@ import json
 import math
 import os
 import resource
-import sys
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import RESULTS, markdown_table, write_results  # noqa: E402
+from _common import RESULTS, markdown_table, write_results
 
 STORE = RESULTS / "scale_dask.json"
 
@@ -228,8 +225,8 @@ def _peers_table(runs):
 def report(store):
     import dask
     import distributed
-    from gmmfast._kernels._kmeans import simd_level
-    level = {2: "AVX-512", 1: "AVX2", 0: "portable"}[simd_level()]
+    from gmmfast import kernel_info
+    level = kernel_info()["simd"]
     try:
         import dask_ml
         dml = dask_ml.__version__

@@ -44,20 +44,16 @@ Run: python bench/scenes_calibration.py [--jobs 2] [--noises 0.3,0.5] [--n-bins 
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench._common import markdown_table, write_results  # noqa: E402
-from gmmfast.experiments._jobs import run_jobs  # noqa: E402
-from gmmfast.experiments.table3 import (INIT_LAMBDAS, SceneData, initial_labels,  # noqa: E402
+from _common import markdown_table, write_results
+from gmmfast.experiments import run_jobs
+from gmmfast.experiments.table3 import (INIT_LAMBDAS, SceneData, initial_labels,
                                         load_scenes, part_agreement, run_method)
-from gmmfast.lssvm import LatentSSVM, RegionPartModel  # noqa: E402
+from gmmfast.lssvm import LatentSSVM, RegionPartModel
 
 NOISES = [0.3, 0.5]
 LAMS = [10.0, 1.0]

@@ -23,16 +23,12 @@ Run: python bench/scenes_iteration.py
 from __future__ import annotations
 
 import os
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench._common import alternate, markdown_table, write_results  # noqa: E402
+from _common import alternate, markdown_table, write_results
 from gmmfast.lssvm import LatentSSVM  # noqa: E402
 from gmmfast.lssvm._bounds import LSSVMBounds  # noqa: E402
 from gmmfast.experiments.table3 import LAM, initial_labels, load_scenes  # noqa: E402

@@ -53,17 +53,13 @@ Run: python bench/scenes_oracle.py   (a few minutes on 2 cores)
 """
 from __future__ import annotations
 
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench._common import markdown_table, write_results  # noqa: E402
-from gmmfast.lssvm import LatentSSVM  # noqa: E402
-from gmmfast.experiments.table3 import (  # noqa: E402
+from _common import markdown_table, write_results
+from gmmfast.lssvm import LatentSSVM
+from gmmfast.experiments.table3 import (
     INIT_LAMBDAS, SCENES_DEFAULTS, first_bound, init_name, initial_labels, load_scenes, oracle)
 
 LAMS = [0.3, 1.0, 3.0, 10.0]

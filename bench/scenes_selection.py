@@ -21,15 +21,11 @@ Run: python bench/scenes_selection.py
 """
 from __future__ import annotations
 
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench._common import markdown_table, write_results  # noqa: E402
+from _common import markdown_table, write_results
 from gmmfast.latent import sample_latent, table_value  # noqa: E402
 from gmmfast.lssvm import LatentSSVM, potts_select  # noqa: E402
 from gmmfast.lssvm._bounds import LSSVMBounds, budget_for  # noqa: E402

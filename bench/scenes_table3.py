@@ -37,16 +37,13 @@ Run: python bench/scenes_table3.py [--jobs 2] [--seeds 5] [--inits random,0,0.25
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench._common import RESULTS, write_results  # noqa: E402
-from gmmfast.experiments.table3 import (LABELS, compare, figure_path, run_csv,  # noqa: E402
+from _common import RESULTS, write_results
+from gmmfast.experiments.table3 import (LABELS, compare, figure_path, run_csv,
                                         tables)
-from gmmfast.experiments.table3 import (INIT_LAMBDAS, NAMED_INITS, coherence,  # noqa: E402
+from gmmfast.experiments.table3 import (INIT_LAMBDAS, NAMED_INITS, coherence,
                                         init_name, oracle, plot_labelings)
 
 METHODS = ["ccp", "gmm-random", "gmm-random-subset", "gmm-biased"]

@@ -10,6 +10,7 @@ except ImportError as _exc:     # pragma: no cover - exercised by a test in a su
         f"{_os.path.dirname(_os.path.dirname(__file__))} to build them in place, or run "
         "Python from another directory to use the installed gmmfast.") from _exc
 from . import potts
+from ._kernel_info import kernel_info
 from .cluster import GMMKMeans, KMeans, sample_assignment
 from .core import BoundFamily, GMMResult, History, Selection, generalized_mm
 from .lssvm import LatentMulticlassModel, LatentSSVM, RegionPartModel
@@ -17,5 +18,5 @@ from .lssvm import LatentMulticlassModel, LatentSSVM, RegionPartModel
 __version__ = "0.1.0"
 
 __all__ = ["BoundFamily", "GMMKMeans", "GMMResult", "History", "KMeans", "LatentMulticlassModel",
-           "LatentSSVM", "RegionPartModel", "Selection", "generalized_mm", "potts",
+           "LatentSSVM", "RegionPartModel", "Selection", "generalized_mm", "kernel_info", "potts",
            "sample_assignment", "__version__"]

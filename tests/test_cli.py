@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from gmmfast import cli
-from gmmfast._cli import compare
+from gmmfast.cli import compare
 
 
 def test_compare_is_registered_and_the_default_job():

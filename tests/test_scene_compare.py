@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gmmfast._cli.scene_compare import parse_inits
+from gmmfast.cli.scene_compare import parse_inits
 from gmmfast.cli import main
 from gmmfast.experiments.table3 import (initial_labels, load_scenes, oracle,
                                             part_agreement, run_method)

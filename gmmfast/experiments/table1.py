@@ -27,6 +27,7 @@ from typing import Dict, List, Optional, Sequence
 import numpy as np
 
 from ..datasets import read_points
+from ._tables import markdown_table
 
 INITS = ("forgy", "random-partition", "k-means++")
 
@@ -189,14 +190,14 @@ def table1(summary: Dict[str, Dict[str, dict]], methods: Sequence[str], inits: S
     head = ["method"]
     for init in inits:
         head += [f"{INIT_TITLES[init]} avg +- std", "best"]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    rows = []
     for m in methods:
         row = [method_title(m, eta)]
         for init in inits:
             s = summary[m][init]
             row += [f"{fmt(s['mean'])} +- {fmt(s['std'])}", fmt(s["best"])]
-        lines.append("| " + " | ".join(row) + " |")
-    return "\n".join(lines)
+        rows.append(row)
+    return markdown_table(head, rows)
 
 
 def details(summary: Dict[str, Dict[str, dict]], methods: Sequence[str],
@@ -206,7 +207,7 @@ def details(summary: Dict[str, Dict[str, dict]], methods: Sequence[str],
     head = ["method", "init", "iterations", "s / fit (mean)"]
     if has_ci:
         head += ["Centroid Index (mean)", "CI = 0"]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    rows = []
     for m in methods:
         for init in inits:
             s = summary[m][init]
@@ -214,8 +215,8 @@ def details(summary: Dict[str, Dict[str, dict]], methods: Sequence[str],
                    f"{s['iter_mean']:.1f} +- {s['iter_std']:.1f}", f"{s['seconds_mean']:.3f}"]
             if has_ci:
                 row += [f"{s['ci_mean']:.2f}", f"{s['ci_zero']}/{s['trials']}"]
-            lines.append("| " + " | ".join(row) + " |")
-    return "\n".join(lines)
+            rows.append(row)
+    return markdown_table(head, rows)
 
 
 def plot_objectives(records: List[dict], methods: Sequence[str], inits: Sequence[str],

@@ -1,7 +1,6 @@
 """The paper's scene-recognition experiment (section 5.3, Table 3, Table 4's scene rows).
 
-Shared by ``bench/scenes_*.py`` and the ``gmmfast scene-compare`` command:
-the texture scenes (:func:`gmmfast.datasets.make_texture_scenes`) split into
+Used by the ``gmmfast scene-compare`` command: the texture scenes (:func:`gmmfast.datasets.make_texture_scenes`) split into
 training and test images, the region-part model with class-specific parts
 (``RegionPartModel(shared_parts=False)``: with the paper's shared parts the
 first bound from random labels is always minimised at w = 0, see
@@ -26,14 +25,17 @@ import numpy as np
 from .._validation import check_real
 from ..lssvm import LatentSSVM, PottsBias, RegionPartModel, coherent_labels, discover_parts
 from ..potts import potts_energy
-from ._jobs import markdown_table, run_jobs
+from ._jobs import run_jobs
+from ._tables import (cells, markdown_table, mean, mean_std, paired_row, paired_with_ccp,
+                      runs_csv, runs_of)
 
 __all__ = ["SCENES_DEFAULTS", "LAM", "INIT_LAMBDAS", "NAMED_INITS", "SceneData", "SceneResult",
            "load_scenes", "region_positions", "initial_labels", "oracle", "first_bound", "run_method", "part_agreement",
            "summarize", "plot_labelings", "METHOD_NAMES"]
 
-#: Generator parameters (make_texture_scenes' defaults), fixed by bench/scenes_calibration.py
-#: before any method was compared: 300 training and 300 test images from one draw (seed 0).
+#: Generator parameters (make_texture_scenes' defaults), fixed by a calibration of the oracle
+#: before any method was compared: 300 training and 300 test images from one draw (seed 0), at
+#: a pixel noise (0.3) where the oracle stays below 90 % test accuracy (87.3 %).
 SCENES_DEFAULTS: Dict[str, Any] = dict(n_classes=5, n_parts=12, grid=(10, 10), cell=8,
                                        regions_per_class=4, layout_jitter=1.0,
                                        part_swap=0.1, noise=0.3)
@@ -41,8 +43,8 @@ SCENES_DEFAULTS: Dict[str, Any] = dict(n_classes=5, n_parts=12, grid=(10, 10), c
 GENERATOR_KEYS = frozenset(SCENES_DEFAULTS) | {"n_bins"}
 N_TRAIN = 300
 N_TEST = 300
-#: lambda (regularisation) of the LS-SVM, chosen by validation of the oracle
-#: (bench/results/scenes_calibration.md).
+#: lambda (regularisation) of the LS-SVM, chosen by validation of the oracle: 86.0 % at 10
+#: against 87.0 % at 1, a tie within one point, which goes to the larger lambda.
 LAM = 10.0
 #: Parts per class (class-specific parts, the original reconfigurable model).
 SHARED_PARTS = False
@@ -267,7 +269,7 @@ def _ms(values: Sequence[float], fmt: str, scale: float = 1.0, std: bool = True)
         return "-"
     if a.size == 1 or not std:
         return format(a.mean(), fmt)
-    return f"{format(a.mean(), fmt)} ± {format(a.std(), fmt)}"
+    return mean_std(a, fmt)
 
 
 def summarize(results: Sequence[SceneResult], methods: Sequence[str], inits: Sequence[str],
@@ -280,7 +282,7 @@ def summarize(results: Sequence[SceneResult], methods: Sequence[str], inits: Seq
     for m in methods:
         row = [(labels or METHOD_NAMES).get(m, m)]
         for init in inits:
-            rs = [r for r in results if r.method == m and r.init == init]
+            rs = runs_of(results, m, init)
             row += [_ms([r.accuracy for r in rs], ".1f", 100), _ms([r.objective for r in rs],
                                                                  ".4f")]
         rows.append(row)
@@ -447,54 +449,39 @@ def tables(D, results, methods: Sequence[str], inits: Sequence,
     head = ["method"] + [f"{i} {w}" for i in names for w in ("acc. %", "objective")]
     out = [markdown_table(head, rows), ""]
     extra = []
-    for m in methods:
-        for i in names:
-            rs = [r for r in results if r.method == m and r.init == i]
-            if not rs:
-                continue
-            a = lambda f: np.array([f(r) for r in rs], dtype=float)  # noqa: E731
-            extra.append([LABELS[m], i, len(rs),
-                          f"{a(lambda r: r.n_iter).mean():.1f}",
-                          f"{100 * a(lambda r: r.changed).mean():.1f}",
-                          f"{100 * a(lambda r: r.parts_init).mean():.1f} → "
-                          f"{100 * a(lambda r: r.parts_train).mean():.1f}",
-                          f"{a(lambda r: r.coherence_init).mean():.1f} → "
-                          f"{a(lambda r: r.coherence).mean():.1f}",
-                          f"{a(lambda r: r.seconds).mean():.1f}",
-                          f"{a(lambda r: r.seconds / max(r.n_iter, 1)).mean():.2f}",
-                          sum(len(r.invariant_violations) for r in rs)])
+    for m, i, rs in cells(results, methods, names):
+        extra.append([LABELS[m], i, len(rs),
+                      f"{mean(rs, lambda r: r.n_iter):.1f}",
+                      f"{100 * mean(rs, lambda r: r.changed):.1f}",
+                      f"{100 * mean(rs, lambda r: r.parts_init):.1f} → "
+                      f"{100 * mean(rs, lambda r: r.parts_train):.1f}",
+                      f"{mean(rs, lambda r: r.coherence_init):.1f} → "
+                      f"{mean(rs, lambda r: r.coherence):.1f}",
+                      f"{mean(rs, lambda r: r.seconds):.1f}",
+                      f"{mean(rs, lambda r: r.seconds / max(r.n_iter, 1)):.2f}",
+                      sum(len(r.invariant_violations) for r in rs)])
     out.append(markdown_table(["method", "init", "runs", "iterations", "labels changed %",
-                    "parts = truth % (init → final)", "Potts energy per image (init → final)",
-                    "s / fit", "s / iteration", "invariant violations"], extra))
-    if "ccp" in methods:
-        paired = []
-        for m in methods:
-            if m == "ccp":
-                continue
-            for i in names:
-                base = {r.seed: r for r in results if r.method == "ccp" and r.init == i}
-                rs = [r for r in results if r.method == m and r.init == i]
-                if not rs or not base:
-                    continue
-                ref = [base.get(r.seed, base.get(0)) for r in rs]
-                dF = np.array([r.objective - b.objective for r, b in zip(rs, ref)])
-                dA = 100 * np.array([r.accuracy - b.accuracy for r, b in zip(rs, ref)])
-                paired.append([LABELS[m], i, f"{dF.mean():+.4f} ± {dF.std():.4f}",
-                               f"{int((dF < 0).sum())}/{len(rs)}",
-                               f"{dA.mean():+.1f} ± {dA.std():.1f}",
-                               f"{int((dA > 0).sum())}/{int((dA < 0).sum())}/{len(rs)}"])
-        if paired:
-            out += ["", "Paired with CCP from the same initial labels (difference = method - "
-                    "CCP; for G-MM random from a coherent init every seed is paired with the "
-                    "one CCP run):", "",
-                    markdown_table(["method", "init", "objective difference", "runs with lower objective",
-                         "accuracy difference (points)", "runs better/worse/all"], paired)]
+                               "parts = truth % (init → final)",
+                               "Potts energy per image (init → final)", "s / fit",
+                               "s / iteration", "invariant violations"], extra))
+    paired = []
+    for m, i, rs, base in paired_with_ccp(results, methods, names, "seed", fallback=0):
+        dF = np.array([r.objective - b.objective for r, b in zip(rs, base)])
+        dA = 100 * np.array([r.accuracy - b.accuracy for r, b in zip(rs, base)])
+        paired.append(paired_row(LABELS[m], i, dF, dA, better=+1))
+    if paired:
+        out += ["", "Paired with CCP from the same initial labels (difference = method - "
+                "CCP; for G-MM random from a coherent init every seed is paired with the "
+                "one CCP run):", "",
+                markdown_table(["method", "init", "objective difference",
+                                "runs with lower objective", "accuracy difference (points)",
+                                "runs better/worse/all"], paired)]
     # Table 4's scene rows: iterations to converge
     t4 = []
     for i in names:
         row = [i]
         for m in methods:
-            rs = [r for r in results if r.method == m and r.init == i]
+            rs = runs_of(results, m, i)
             row.append(_ms([r.n_iter for r in rs], ".1f") if rs else "-")
         t4.append(row)
     out += ["", "Iterations to converge (Table 4's scene rows; mean ± std over runs):", "",
@@ -504,12 +491,10 @@ def tables(D, results, methods: Sequence[str], inits: Sequence,
 
 def run_csv(results) -> str:
     """Every run as one CSV line."""
-    cols = ["method", "init", "seed", "objective", "accuracy", "n_iter", "seconds", "changed",
-            "parts_init", "parts_train", "coherence_init", "coherence", "cp_iters"]
-    lines = [",".join(cols)]
-    for r in sorted(results, key=lambda r: (r.init, r.method, r.seed)):
-        lines.append(",".join(str(getattr(r, c)) for c in cols))
-    return "\n".join(lines) + "\n"
+    return runs_csv(results, ["method", "init", "seed", "objective", "accuracy", "n_iter",
+                              "seconds", "changed", "parts_init", "parts_train",
+                              "coherence_init", "coherence", "cp_iters"],
+                    order=("init", "method", "seed"))
 
 
 def figure_path(pattern: str, init: str) -> str:

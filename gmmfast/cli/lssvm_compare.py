@@ -14,15 +14,17 @@ import sys
 import time
 
 from ..experiments.table2 import INITS, LABELS, LAM, METHODS, compare, oracle, tables
-from ._checks import DeprecatedAlias, check_args
-from ._jobs import report
+from ._experiment import (DeprecatedAlias, add_experiment_parser, add_run_options,
+                          check_args, check_at_least, error_exit)
+from ._report import report, settings
+
+CMD = "lssvm-compare"
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("lssvm-compare",
-                       help="latent SVMs by CCP vs G-MM on cluttered objects (Table 2 layout)")
-    p.add_argument("--methods", default="ccp,gmm-random,gmm-random-subset,gmm-biased",
-                   help=f"comma-separated, from {','.join(METHODS)}")
+    p = add_experiment_parser(sub, CMD, METHODS,
+                              help="latent SVMs by CCP vs G-MM on cluttered objects "
+                                   "(Table 2 layout)")
     p.add_argument("--inits", default="center,top-left,random",
                    help=f"comma-separated, from {','.join(INITS)}")
     p.add_argument("--folds", type=int, default=5, help="cross-validation folds")
@@ -42,17 +44,12 @@ def add_parser(sub) -> None:
     p.add_argument("--n-per-class", type=int, default=None,
                    help="images per class (default: 50, 300 in all)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--jobs", type=int, default=1, help="runs in parallel (processes)")
-    p.add_argument("--out", default=None, help="write the tables to this markdown file")
-    p.add_argument("--figure", default=None,
-                   help="write Figure 4 (latent locations after training, top-left init) here")
-    p.add_argument("--no-oracle", dest="oracle", action="store_false",
-                   help="skip the oracle row (a model trained with the true windows fixed)")
-    p.add_argument("--quick", action="store_true",
-                   help="a tiny smoke-test version (60 images, 2 folds, 5 iterations); with so few "
-                        "images in d = 576 any windows separate the training set, so every run "
-                        "stops at t = 1 (FirstBoundWarning): it checks the plumbing, not the "
-                        "methods")
+    add_run_options(
+        p, figure="write Figure 4 (latent locations after training, top-left init) here",
+        oracle="skip the oracle row (a model trained with the true windows fixed)",
+        quick="a tiny smoke-test version (60 images, 2 folds, 5 iterations); with so few "
+              "images in d = 576 any windows separate the training set, so every run stops "
+              "at t = 1 (FirstBoundWarning): it checks the plumbing, not the methods")
     p.set_defaults(func=run)
 
 
@@ -60,31 +57,23 @@ def run(args) -> int:
     from ..experiments.table2 import plot_latent_changes
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     inits = [i.strip() for i in args.inits.split(",") if i.strip()]
-    check_args(args, "lssvm-compare", methods, METHODS, inits, INITS)
-    if args.bias_folds < 2:
-        raise SystemExit(f"gmmfast lssvm-compare: error: --bias-folds must be at least 2, got "
-                         f"{args.bias_folds}")
-    if args.n_per_class is not None and args.n_per_class < 1:
-        raise SystemExit(f"gmmfast lssvm-compare: error: --n-per-class must be at least 1, got "
-                         f"{args.n_per_class}")
-    if args.folds < 2:
-        raise SystemExit(f"gmmfast lssvm-compare: error: --folds must be at least 2, got "
-                         f"{args.folds}")
+    check_args(args, CMD, methods, METHODS, inits, INITS)
+    check_at_least(args, CMD, (("bias_folds", 2), ("n_per_class", 1), ("folds", 2)))
     lams = None
     if args.lams is not None:
         if args.lam is not None:
-            raise SystemExit("gmmfast lssvm-compare: error: pass --lam or --lams, not both")
+            error_exit(CMD, "pass --lam or --lams, not both")
         try:
             lams = [float(v) for v in args.lams.split(",") if v.strip()]
         except ValueError:
             lams = []
         if not lams or not all(0 < v < float("inf") for v in lams):
-            raise SystemExit(f"gmmfast lssvm-compare: error: --lams must be comma-separated "
-                             f"finite numbers > 0, got {args.lams!r}")
+            error_exit(CMD, f"--lams must be comma-separated finite numbers > 0, got "
+                            f"{args.lams!r}")
     n_folds, max_iter, n_per_class = args.folds, args.max_iter, args.n_per_class
     if args.quick:
         n_folds, max_iter, n_per_class = 2, 5, 10
-    t = time.perf_counter()
+    started = time.perf_counter()
     D, results, gen, lam = compare(methods, inits, n_folds=n_folds, eta=args.eta, lam=args.lam,
                                    lams=lams, bias_folds=args.bias_folds, max_iter=max_iter,
                                    tol=args.tol,
@@ -94,12 +83,11 @@ def run(args) -> int:
            if args.oracle else None)
     text = tables(D, results, methods, inits, orc)
     head = (f"{len(D.target)} cluttered objects ({len(D.classes)} classes, {D.data.shape[1]} "
-            f"windows, d = {D.data.shape[2]}), {n_folds}-fold CV, lambda = "
-            f"{'chosen per run by validation from ' if lams else ''}{lam}, eta = "
-            f"{args.eta}, K = {args.bias_folds}, tol = {args.tol}, solver_tol = "
-            f"{args.solver_tol}, "
-            f"max_iter = {max_iter}; {time.perf_counter() - t:.0f} s")
-    report(head, text, args.out)
+            f"windows, d = {D.data.shape[2]}), {n_folds}-fold CV, " +
+            settings([("lambda", f"{'chosen per run by validation from ' if lams else ''}{lam}"),
+                      ("eta", args.eta), ("K", args.bias_folds), ("tol", args.tol),
+                      ("solver_tol", args.solver_tol), ("max_iter", max_iter)]))
+    report(head, started, text, args.out)
     if args.figure:
         try:
             import matplotlib  # noqa: F401

@@ -13,15 +13,16 @@ import os
 import time
 
 from ..experiments.table3 import LABELS, METHODS, NAMED_INITS, compare, figure_path, tables
-from ._checks import DeprecatedAlias, check_args
-from ._jobs import report
+from ._experiment import (DeprecatedAlias, add_experiment_parser, add_run_options,
+                          check_args, check_at_least, error_exit)
+from ._report import report, settings
+
+CMD = "scene-compare"
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("scene-compare",
-                       help="region-part scene model by CCP vs G-MM (Table 3 layout)")
-    p.add_argument("--methods", default="ccp,gmm-random,gmm-random-subset,gmm-biased",
-                   help=f"comma-separated, from {','.join(METHODS)}")
+    p = add_experiment_parser(sub, CMD, METHODS,
+                              help="region-part scene model by CCP vs G-MM (Table 3 layout)")
     p.add_argument("--inits", default=None,
                    help="comma-separated: 'random', 'truth' (the true parts) and/or "
                         "Potts weights lambda of the coherent initialisation (default "
@@ -52,16 +53,12 @@ def add_parser(sub) -> None:
     p.add_argument("--n-train", type=int, default=300)
     p.add_argument("--n-test", type=int, default=300)
     p.add_argument("--data-seed", type=int, default=0)
-    p.add_argument("--jobs", type=int, default=1, help="runs in parallel (processes)")
-    p.add_argument("--out", default=None, help="write the tables to this markdown file")
-    p.add_argument("--figure", default=None,
-                   help="write pictures of part labelings here (one PNG per init; "
-                        "'{init}' in the name is replaced)")
-    p.add_argument("--no-oracle", dest="oracle", action="store_false",
-                   help="skip the oracle row (the true part labels held fixed)")
-    p.add_argument("--quick", action="store_true",
-                   help="a tiny smoke-test version (60 + 60 images, 6 x 6 grid, 2 seeds, "
-                        "5 iterations, inits random and 0.5, lambda 10)")
+    add_run_options(
+        p, figure="write pictures of part labelings here (one PNG per init; '{init}' in the "
+                  "name is replaced)",
+        oracle="skip the oracle row (the true part labels held fixed)",
+        quick="a tiny smoke-test version (60 + 60 images, 6 x 6 grid, 2 seeds, 5 iterations, "
+              "inits random and 0.5, lambda 10)")
     p.set_defaults(func=run)
 
 
@@ -76,36 +73,31 @@ def parse_inits(text: str) -> list:
         try:
             out.append(float(tok))
         except ValueError:
-            raise SystemExit(f"gmmfast scene-compare: error: --inits: {tok!r} is not "
-                             "'random', 'truth' or a Potts weight") from None
+            error_exit(CMD, f"--inits: {tok!r} is not 'random', 'truth' or a Potts weight")
     return out
 
 
 def run(args) -> int:
     from ..experiments.table3 import init_name, oracle, plot_labelings
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
-    check_args(args, "scene-compare", methods, METHODS)
+    check_args(args, CMD, methods, METHODS)
     inits = parse_inits(args.inits if args.inits is not None else
                         "random,0.5" if args.quick else "random,0,0.25,0.5,1")
     if not inits:
-        raise SystemExit("gmmfast scene-compare: error: --inits: give at least one "
-                         "initialisation")
-    for name, low in (("seeds", 1), ("solver_max_iter", 1), ("n_train", 2), ("n_test", 1)):
-        if getattr(args, name) < low:
-            raise SystemExit(f"gmmfast scene-compare: error: --{name.replace('_', '-')} must be "
-                             f"at least {low}, got {getattr(args, name)}")
+        error_exit(CMD, "--inits: give at least one initialisation")
+    check_at_least(args, CMD, (("seeds", 1), ("solver_max_iter", 1), ("n_train", 2),
+                               ("n_test", 1)))
     for name in ("noise", "positions"):
         value = getattr(args, name)
         if value is not None and not 0 <= value < float("inf"):
-            raise SystemExit(f"gmmfast scene-compare: error: --{name} must be a finite number "
-                             f">= 0, got {value}")
+            error_exit(CMD, f"--{name} must be a finite number >= 0, got {value}")
     seeds, max_iter, n_train, n_test, grid, lam = (args.seeds, args.max_iter, args.n_train,
                                                    args.n_test, None, args.lam)
     if args.quick:
         seeds, max_iter, n_train, n_test, grid = 2, 5, 60, 60, (6, 6)
         lam = 10.0 if lam is None else lam
     solver_tol = args.solver_tol
-    t = time.perf_counter()
+    started = time.perf_counter()
     generator = {k: v for k, v in (("noise", args.noise), ("grid", grid)) if v is not None}
     D, results, gen, lam = compare(methods, inits, n_seeds=seeds, eta=args.eta, lam=lam,
                                    max_iter=max_iter, tol=args.tol, solver_tol=solver_tol,
@@ -116,11 +108,10 @@ def run(args) -> int:
     orc = oracle(D, lam) if args.oracle else None
     text = tables(D, results, methods, inits, orc)
     head = (f"{n_train} training + {n_test} test scenes (make_texture_scenes {gen}), "
-            f"RegionPartModel({D.n_classes}, {D.n_parts}, {D.grid}, shared_parts=False); "
-            f"lambda = {lam}, eta = {args.eta}, tol = {args.tol}, solver_tol = {solver_tol}, "
-            f"max_iter = {max_iter}; "
-            f"{time.perf_counter() - t:.0f} s")
-    report(head, text, args.out)
+            f"RegionPartModel({D.n_classes}, {D.n_parts}, {D.grid}, shared_parts=False); " +
+            settings([("lambda", lam), ("eta", args.eta), ("tol", args.tol),
+                      ("solver_tol", solver_tol), ("max_iter", max_iter)]))
+    report(head, started, text, args.out)
     if args.figure:
         for init in inits:
             path = figure_path(args.figure, init_name(init))

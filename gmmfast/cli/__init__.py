@@ -1,20 +1,22 @@
 """The ``gmmfast`` command (also ``python -m gmmfast``).
 
-Each subcommand lives in ``gmmfast/_cli/<name>.py`` and exposes
-``add_parser(subparsers)``, which registers the subcommand and sets
-``func(args) -> int``. With no subcommand, the main job runs on its embedded
-default.
+Each subcommand is a module of this package (``compare``, ``cluster``,
+``lssvm_compare``, ``scene_compare``) exposing ``add_parser(subparsers)``,
+which registers the subcommand and sets ``func(args) -> int``. With no
+subcommand, the main job runs on its embedded default.
 """
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
 import sys
 from typing import List, Optional
 
-#: Subcommand modules under gmmfast/_cli, in the order ``--help`` lists them.
-SUBCOMMANDS = ["compare", "cluster", "lssvm-compare", "scene-compare"]
+from . import cluster, compare, lssvm_compare, scene_compare
+
+#: The subcommands by name, in the order ``--help`` lists them.
+SUBCOMMANDS = {"compare": compare, "cluster": cluster, "lssvm-compare": lssvm_compare,
+               "scene-compare": scene_compare}
 #: What ``gmmfast`` with no arguments runs: a short compare (5 trials per initialisation:
 #: about a minute of CPU; ``gmmfast compare`` runs 20, the paper 50).
 DEFAULT = ["compare", "--trials", "5"]
@@ -25,8 +27,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="gmmfast",
         description="Generalized Majorization-Minimization: clustering and latent SVMs.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in SUBCOMMANDS:
-        importlib.import_module(f"gmmfast._cli.{name.replace('-', '_')}").add_parser(sub)
+    for module in SUBCOMMANDS.values():
+        module.add_parser(sub)
     return parser
 
 
@@ -60,7 +62,3 @@ def _silence_stdout() -> None:
         os.dup2(devnull, sys.stdout.fileno())
     except (OSError, ValueError, AttributeError):   # no file descriptor (e.g. captured)
         pass
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

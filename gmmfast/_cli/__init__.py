@@ -1,1 +1,0 @@
-"""Subcommands of the gmmfast command line, one module each (see gmmfast.cli)."""

@@ -1,0 +1,99 @@
+"""Options and checks shared by the latent-SVM experiment commands (lssvm-compare,
+scene-compare): every value is validated, and the output files made writable, before any work
+starts."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Iterable, NoReturn, Sequence, Tuple
+
+
+#: The methods both commands run unless --methods says otherwise.
+DEFAULT_METHODS = "ccp,gmm-random,gmm-random-subset,gmm-biased"
+
+
+def add_experiment_parser(sub, command: str, methods: Iterable[str],
+                          help: str) -> argparse.ArgumentParser:
+    """The parser of an experiment command, with its option --methods: comma-separated keys
+    among ``methods`` (checked by :func:`check_args`)."""
+    p = sub.add_parser(command, help=help)
+    p.add_argument("--methods", default=DEFAULT_METHODS,
+                   help=f"comma-separated, from {','.join(methods)}")
+    return p
+
+
+def add_run_options(p: argparse.ArgumentParser, *, figure: str, oracle: str,
+                    quick: str) -> None:
+    """--jobs, --out, --figure, --no-oracle and --quick; the help of the last three says what
+    the command draws, trains and shrinks."""
+    p.add_argument("--jobs", type=int, default=1, help="runs in parallel (processes)")
+    p.add_argument("--out", default=None, help="write the tables to this markdown file")
+    p.add_argument("--figure", default=None, help=figure)
+    p.add_argument("--no-oracle", dest="oracle", action="store_false", help=oracle)
+    p.add_argument("--quick", action="store_true", help=quick)
+
+
+class DeprecatedAlias(argparse.Action):
+    """An option kept under its old name for one release: stores the value, warns on stderr."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        new = "--" + self.dest.replace("_", "-")
+        print(f"warning: {option_string} is deprecated and will be removed in gmmfast 0.3; "
+              f"use {new}", file=sys.stderr)
+        setattr(namespace, self.dest, values)
+
+
+def error_exit(command: str, message: str) -> NoReturn:
+    """Stop with ``SystemExit("gmmfast <command>: error: <message>")`` (printed on stderr by
+    the interpreter, exit code 1)."""
+    raise SystemExit(f"gmmfast {command}: error: {message}")
+
+
+def check_at_least(args: argparse.Namespace, command: str,
+                   minimums: Iterable[Tuple[str, int]]) -> None:
+    """Every option ``--name`` that was given (not None) at least its minimum, checked in the
+    order of ``minimums`` (pairs of the argparse dest and the minimum); SystemExit otherwise."""
+    for name, low in minimums:
+        value = getattr(args, name)
+        if value is not None and value < low:
+            error_exit(command, f"--{name.replace('_', '-')} must be at least {low}, got "
+                                f"{value}")
+
+
+def _check_choices(command: str, option: str, what: str, given: Sequence[object],
+                   known: Iterable[str]) -> None:
+    """At least one value given, each among ``known``; SystemExit otherwise."""
+    known = list(known)
+    if not given:
+        error_exit(command, f"{option}: give at least one {what}")
+    for v in given:
+        if v not in known:
+            error_exit(command, f"{option}: unknown {what} {v!r}; choose from "
+                                f"{', '.join(known)}")
+
+
+def check_args(args: argparse.Namespace, command: str, methods: Sequence[str],
+               known_methods: Iterable[str], inits: Sequence[object] = (),
+               known_inits: Iterable[str] = ()) -> None:
+    """Methods and inits known, numbers in range, output paths writable; SystemExit otherwise."""
+    _check_choices(command, "--methods", "method", methods, known_methods)
+    known_inits = list(known_inits)
+    if known_inits:
+        _check_choices(command, "--inits", "init", inits, known_inits)
+    if not 0 < args.eta <= 1:
+        error_exit(command, f"--eta must be in (0, 1], got {args.eta}")
+    if not args.tol >= 0:
+        error_exit(command, f"--tol must be >= 0, got {args.tol}")
+    if not 0 < args.solver_tol < float("inf"):
+        error_exit(command, f"--solver-tol must be a finite number > 0, got {args.solver_tol}")
+    if args.lam is not None and not 0 < args.lam < float("inf"):
+        error_exit(command, f"--lam must be a finite number > 0, got {args.lam}")
+    check_at_least(args, command, (("max_iter", 1), ("jobs", 1)))
+    for name in ("out", "figure"):
+        path = getattr(args, name, None)
+        if path:
+            folder = os.path.dirname(os.path.abspath(path.replace("{init}", "x")))
+            if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
+                error_exit(command, f"--{name}: cannot write to {path!r} (no such writable "
+                                    f"folder {folder!r})")
