@@ -207,7 +207,8 @@ def _n_distinct(rows: np.ndarray) -> int:
 
 def kmeans_parallel_blocks(data: Blocks, k: int, rng: np.random.Generator, *,
                            oversampling: float = 2.0, rounds: int = 5) -> np.ndarray:
-    """k-means|| (Bahmani et al. 2012) over the blocks, as :func:`~gmmfast.cluster.kmeans_parallel` in memory.
+    """k-means|| (Bahmani et al. 2012) over the blocks, as
+    :func:`~gmmfast.cluster.kmeans_parallel` in memory.
 
     Each round is a pass that lowers D with the new candidates (D and the nearest candidate
     stay on the workers: 12 bytes per row, released at the end) and a pass that draws the

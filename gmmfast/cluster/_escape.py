@@ -43,7 +43,7 @@ _IMPROVEMENT = 1e-12
 BATCH_DIVISOR = 32
 #: Work (row-center-feature products, passes x n x k x d) the escape proposals may always
 #: spend whatever the effort allows, about a second on one core: on small sets escaping
-#: stops by patience alone (bench/escape.py).
+#: stops by patience alone.
 MIN_ESCAPE_WORK = 1e10
 
 

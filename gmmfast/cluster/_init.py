@@ -99,10 +99,10 @@ def _plusplus(X: np.ndarray, k: int, sample_weight: np.ndarray, rng: np.random.G
               n_trials: Optional[int], n_threads: int, pp_step: Any = None) -> np.ndarray:
     """kmeans_plusplus on validated arguments.
 
-    ``pp_step`` replaces the dense kernel's step (:func:`gmmfast.cluster._pass.pp_step`) (same arguments); X then only needs
-    ``shape`` and rows as dense arrays by ``X[i]`` / ``X[indices]`` (CSR input:
-    :class:`gmmfast.cluster._sparse.CSRData`). Large float64 X is read through a float32
-    copy (:class:`_SeedRows`).
+    ``pp_step`` replaces the dense kernel's step (:func:`gmmfast.cluster._pass.pp_step`,
+    same arguments); X then only needs ``shape`` and rows as dense arrays by ``X[i]`` /
+    ``X[indices]`` (CSR input: :class:`gmmfast.cluster._sparse.CSRData`). Large float64 X
+    is read through a float32 copy (:class:`_SeedRows`).
     """
     if pp_step is None and X.dtype == np.float64 and X.nbytes >= SEED_FLOAT32_BYTES:
         X, pp_step = _SeedRows(X, sample_weight), _SeedRows.pp_step
@@ -235,8 +235,8 @@ def _parallel(X: np.ndarray, k: int, sample_weight: np.ndarray, rng: np.random.G
 
 #: Rows drawn (in proportion to their cost) for an escape's new center, the one that lowers
 #: the objective most is taken: 32 rather than k-means++'s 2 + log k, as a missed cluster
-#: spread over several neighbours holds little of the cost (bench/escape.py: GMM-200 data
-#: seed 0, CI = 0 in 17/20 seeds with 7 candidates, 20/20 with 32).
+#: spread over several neighbours holds little of the cost (measured on GMM-200 data
+#: seed 0: CI = 0 in 17/20 seeds with 7 candidates, 20/20 with 32).
 NEW_CENTER_CANDIDATES = 32
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numbers
 import warnings
-from typing import Any, Callable, Optional, Tuple, Union
+from typing import Any, Callable, Optional, Union
 
 import numpy as np
 
@@ -62,7 +62,7 @@ class KMeans(BaseEstimator):
     code. From the same initial centers the labels, centers, inertia and iteration count are
     scikit-learn's up to rounding; random draws (``random_state``) are gmmfast's own. The
     pass is gmmfast's (SIMD nearest-center search, Hamerly's bounds), so a fit is faster
-    (bench/results/dropin.md). ``algorithm="gmm"`` runs G-MM (:class:`gmmfast.GMMKMeans`,
+    than scikit-learn's. ``algorithm="gmm"`` runs G-MM (:class:`gmmfast.GMMKMeans`,
     merge-split) from the same initial centers instead: usually a lower inertia.
 
     Parameters

@@ -22,15 +22,13 @@ from typing import Optional, Tuple
 
 import numpy as np
 
-from .._kernels import _kmeans as K
+from .._kernels import _kmeans as kernels
 
-CHUNK = K.CHUNK
+CHUNK = kernels.CHUNK
 #: Memory cap for the per-slot cluster sums.
 _SLOT_BYTES = 32 << 20
 _MAX_SLOTS = 64
 
-simd_level = K.simd_level
-float32_screening = K.float32_screening
 
 
 def n_slots(n: int, k: int, d: int) -> int:
@@ -136,7 +134,7 @@ class HamerlyBounds:
         ms = np.array([m for m in JUMPED_CANDIDATES if m < k])
         bases = drift[order[ms]]
         kept = np.empty(ms.shape[0], dtype=np.int64)
-        K.predict_kept(labels, self.upper, self.lower, drift, bases, kept)
+        kernels.predict_kept(labels, self.upper, self.lower, drift, bases, kept)
         # work: kept rows check their m jumped centers, the others search all k
         best = int(np.argmin(kept * (ms * JUMPED_COST + 1.0) + (n - kept) * float(k)))
         jumped = np.sort(order[:ms[best]]).astype(np.int32)
@@ -178,11 +176,11 @@ def assign(X: np.ndarray, sw: np.ndarray, centers: np.ndarray, n_threads: int, *
                      jumped=jumped, base_drift=base_drift, prune=go)
     changed = np.empty(n_chunks, dtype=np.int64)
     searched = np.empty(n_chunks, dtype=np.int64)
-    buf = K.PassBuffers(n, k, d, chunk_costs=chunk, chunk_changed=changed,
+    buf = kernels.PassBuffers(n, k, d, chunk_costs=chunk, chunk_changed=changed,
                         chunk_searched=searched,
                         prev_labels=prev_labels, chunk_prev_costs=chunk_prev,
                         point_costs=point_costs, **sums, **prune)
-    K.kmeans_pass(X, sw, centers, labels, buf, n_threads)
+    kernels.kmeans_pass(X, sw, centers, labels, buf, n_threads)
     if bounds is not None:
         bounds.centers = centers.astype(np.float64)
     objective = total(chunk)
@@ -208,7 +206,7 @@ def labeling_cost(X: np.ndarray, sw: np.ndarray, centers: np.ndarray, labels: np
     """b_z(w): the cost of ``labels`` at ``centers`` (per point into ``point_costs`` and per
     chunk into ``chunk_costs`` if given)."""
     chunk = np.empty(-(-X.shape[0] // CHUNK)) if chunk_costs is None else chunk_costs
-    K.label_costs(X, sw, centers, labels, chunk, point_costs, n_threads)
+    kernels.label_costs(X, sw, centers, labels, chunk, point_costs, n_threads)
     return total(chunk)
 
 
@@ -218,7 +216,7 @@ def labeling_sums(X: np.ndarray, sw: np.ndarray, labels: np.ndarray, k: int,
     ``labels``; reduce them in slot order."""
     slots = n_slots(X.shape[0], k, X.shape[1])
     sums, weights = np.empty((slots, k, X.shape[1])), np.empty((slots, k))
-    K.accumulate(X, sw, labels, sums, weights, n_threads)
+    kernels.accumulate(X, sw, labels, sums, weights, n_threads)
     return sums, weights
 
 
@@ -231,14 +229,14 @@ def update_centers(X: np.ndarray, sw: np.ndarray, labels: np.ndarray, centers_ol
     sums, weights = labeling_sums(X, sw, labels, centers_old.shape[0], n_threads)
     centers = np.empty_like(centers_old)
     cluster_weights = np.empty(centers_old.shape[0])
-    K.finalize_centers(sums, weights, centers_old, centers, cluster_weights)
+    kernels.finalize_centers(sums, weights, centers_old, centers, cluster_weights)
     return centers, cluster_weights
 
 
 def distances(X: np.ndarray, centers: np.ndarray, n_threads: int) -> np.ndarray:
     """Euclidean distances of every row to every center, shape (n, k), X's dtype."""
     out = np.empty((X.shape[0], centers.shape[0]), dtype=X.dtype)
-    K.distances(X, centers, out, n_threads)
+    kernels.distances(X, centers, out, n_threads)
     return out
 
 
@@ -252,8 +250,8 @@ def walk_start(X: np.ndarray, sw: np.ndarray, centers: np.ndarray, labels: np.nd
     n_blocks = block_slack.shape[0]
     block_total, budget = np.empty(n_blocks), np.empty(n_blocks)
     rng = np.empty(n_blocks, dtype=np.uint64)
-    K.walk_start(X, sw, centers, labels, costs, block_size, block_slack, seed, block_total,
-                 budget, rng, n_threads)
+    kernels.walk_start(X, sw, centers, labels, costs, block_size, block_slack, seed,
+                       block_total, budget, rng, n_threads)
     return block_total, budget, rng
 
 
@@ -262,27 +260,27 @@ def walk_round(X: np.ndarray, sw: np.ndarray, centers: np.ndarray, labels: np.nd
                budget: np.ndarray, rng: np.ndarray, accepted: np.ndarray,
                n_threads: int) -> None:
     """One round of the uniform walk: block b makes ``todo[b]`` proposals, in place."""
-    K.walk(X, sw, centers, labels, costs, block_size, todo, block_total, budget, rng, accepted,
-           n_threads)
+    kernels.walk(X, sw, centers, labels, costs, block_size, todo, block_total, budget, rng,
+                 accepted, n_threads)
 
 
 # -- seeding: k-means++ and k-means|| (see gmmfast.cluster._init) ------------------------------
 
-pp_width = K.pp_width
+pp_width = kernels.pp_width
 
 
 def pp_step(X: np.ndarray, sw: np.ndarray, closest: np.ndarray, CT: np.ndarray, update: bool,
             chunk_pot: np.ndarray, chunk_gain: np.ndarray, n_threads: int) -> None:
     """One k-means++ pass over X: apply the first lane of ``CT`` to ``closest`` if
     ``update``, and each lane's gain per chunk into ``chunk_gain``."""
-    K.pp_step(X, sw, closest, CT, update, chunk_pot, chunk_gain, n_threads)
+    kernels.pp_step(X, sw, closest, CT, update, chunk_pot, chunk_gain, n_threads)
 
 
 def pp_pick(sw: np.ndarray, closest: np.ndarray, chunk_cum: np.ndarray,
             targets: np.ndarray) -> np.ndarray:
     """The rows whose running total of s_i closest_i first exceeds each target."""
     out = np.empty(targets.shape[0], dtype=np.int64)
-    K.pp_pick(sw, closest, chunk_cum, targets, out)
+    kernels.pp_pick(sw, closest, chunk_cum, targets, out)
     return out
 
 
@@ -291,5 +289,5 @@ def draw_rows(dist: np.ndarray, scale: float, seed: int, offset: int,
     """Indices of the rows drawn with probability min(1, scale dist_i), row i by the stream
     (seed, offset + i): the draw depends on the global row index only."""
     drawn = np.zeros(dist.shape[0], dtype=np.uint8)
-    K.draw_rows(dist, scale, seed, offset, drawn, n_threads)
+    kernels.draw_rows(dist, scale, seed, offset, drawn, n_threads)
     return np.flatnonzero(drawn)
