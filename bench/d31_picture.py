@@ -23,14 +23,15 @@ def main():
     import matplotlib.pyplot as plt
 
     from gmmfast import GMMKMeans
+    from gmmfast.cluster import initial_centers
     from gmmfast.datasets import load_sipu
     from gmmfast.metrics import centroid_index, centroids_from_labels
 
     X, y = load_sipu("d31", DATA)
     n, k = X.shape[0], 31
     truth = centroids_from_labels(X, y)
-    w0 = GMMKMeans(k)._init_centers(X, np.ones(n), k, "random-partition",
-                                    np.random.default_rng(args.trial), 1)
+    w0 = initial_centers(X, k, "random-partition",
+                         random_state=np.random.default_rng(args.trial), n_threads=1)
     fits = [("k-means", GMMKMeans(k, eta=1.0, init=w0)),
             ("G-MM, paper (uniform walk, eta=0.02)",
              GMMKMeans(k, eta=0.02, selection="random", init=w0, random_state=args.trial)),

@@ -23,6 +23,7 @@ def main():
     ap.add_argument("--trials", type=int, default=50)
     args = ap.parse_args()
     from gmmfast import GMMKMeans
+    from gmmfast.cluster import initial_centers
     from gmmfast.datasets import load_sipu
 
     X, y = load_sipu("d31", DATA)
@@ -33,8 +34,8 @@ def main():
     rows = []
     for sel, kw in selections.items():
         for init in INITS:
-            inits = [GMMKMeans(k)._init_centers(X, np.ones(n), k, init,
-                                                np.random.default_rng([11, t]), 1)
+            inits = [initial_centers(X, k, init, random_state=np.random.default_rng([11, t]),
+                                     n_threads=1)
                      for t in range(args.trials)]
             for eta in ETAS:
                 v = []

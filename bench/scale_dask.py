@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import resource
 import time
@@ -64,9 +63,8 @@ def fit_gmm(X, k, seed, **kw):
 
 def objective(X, centers):
     """F(centers) = sum_i min_j ||x_i - c_j||^2, one pass (outside any timing)."""
-    from gmmfast.cluster._dask import as_blocks, run_pass
-    return math.fsum(run_pass(as_blocks(X, None), np.ascontiguousarray(centers, X.dtype),
-                              sums=False).cost)
+    from gmmfast.cluster import inertia
+    return inertia(X, centers)
 
 
 def fit_daskml(X, k, seed):
@@ -109,8 +107,7 @@ def part_peers(n, d, k, repeats, contenders):
 def part_init(repeats):
     """Seeding choices at 1M x 16 x 100: seeding time and the default fit's SSE after it."""
     import dask.array as da
-    from gmmfast.cluster import _dask
-    from gmmfast.cluster._dask import as_blocks, init_centers
+    from gmmfast.cluster import inertia, initial_centers
     lc, client = cluster()
     choices = {"k-means++ on 25,600 rows (256 per center)": dict(init_size=25_600),
                "k-means++ on 100,000 rows ('auto')": dict(init_size="auto"),
@@ -122,14 +119,10 @@ def part_init(repeats):
         client.wait_for_workers(2)
         for r in range(repeats):
             for name, kw in choices.items():
-                from gmmfast import GMMKMeans
-                est = GMMKMeans(100, random_state=r, **kw)
-                data = as_blocks(X, None)
-                p = est._check_params(data.X)
                 t = time.perf_counter()
-                w0 = init_centers(est, data, p, np.random.default_rng(r))
+                w0 = initial_centers(X, 100, random_state=np.random.default_rng(r), **kw)
                 t_init = time.perf_counter() - t
-                f0 = sum(_dask.run_pass(data, w0, sums=False).cost) / 1e6
+                f0 = inertia(X, w0) / 1e6
                 res = fit_gmm(X, 100, r, **kw)
                 rows[name].append(dict(init_seconds=t_init, init_sse=f0, **res))
                 print(name, r, t_init, f0, res["sse"], res["seconds"], flush=True)

@@ -108,7 +108,8 @@ def main():
         print(data.name, "done", f"{wall:.0f} s", flush=True)
     (RESULTS / "table1.json").write_text(json.dumps(all_summaries, indent=1))
     body = (f"{args.trials} trials per initialisation; in a trial every method starts from the "
-            "same centers (`GMMKMeans._init_centers`). Objective: SSE per point. Default "
+            "same centers (`gmmfast.cluster.initial_centers`). Objective: SSE per point. "
+            "Default "
             "OpenMP threads (2), runs of other jobs share the cores: seconds are indicative. "
             f"Total {time.perf_counter() - t_all:.0f} s.\n\n"
             "Methods: **k-means** = Lloyd (GMMKMeans eta=1; an empty cluster keeps its previous "

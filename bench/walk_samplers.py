@@ -50,6 +50,7 @@ def main():
     ap.add_argument("--inits", default="forgy,k-means++,random-partition")
     args = ap.parse_args()
     from gmmfast import GMMKMeans
+    from gmmfast.cluster import initial_centers
     from gmmfast.experiments.table1 import load_dataset
     from gmmfast.metrics import centroid_index, centroids_from_labels
 
@@ -63,8 +64,8 @@ def main():
         for init in args.inits.split(","):
             res = {name: [] for name, _ in cfgs}
             for t in range(args.trials):
-                w0 = GMMKMeans(k)._init_centers(X, np.ones(n), k, init,
-                                                np.random.default_rng([7, t]), 1)
+                w0 = initial_centers(X, k, init, random_state=np.random.default_rng([7, t]),
+                                     n_threads=1)
                 for name, kw in cfgs:
                     kw = dict(kw)
                     if "walk_steps" in kw:

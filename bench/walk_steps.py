@@ -32,6 +32,7 @@ def main():
     ap.add_argument("--trials", type=int, default=10)
     args = ap.parse_args()
     from gmmfast import GMMKMeans
+    from gmmfast.cluster import initial_centers
 
     sets = [("D31", np.loadtxt(DATA / "sipu" / "d31.data.gz"), 31),
             ("R15", np.loadtxt(DATA / "sipu" / "r15.data.gz"), 15),
@@ -40,8 +41,8 @@ def main():
     for name, X, k in sets:
         n = X.shape[0]
         for init in ("random-partition", "k-means++"):
-            inits = [GMMKMeans(k)._init_centers(X, np.ones(n), k, init,
-                                                np.random.default_rng(t), 1)
+            inits = [initial_centers(X, k, init, random_state=np.random.default_rng(t),
+                                     n_threads=1)
                      for t in range(args.trials)]
             lloyd = [GMMKMeans(k, eta=1.0, init=w0).fit(X).inertia_ / n for w0 in inits]
             rows.append([name, init, "Lloyd", f"{np.mean(lloyd):.4f}", f"{np.min(lloyd):.4f}",

@@ -534,3 +534,21 @@ def test_x_is_validated_once_per_fit(monkeypatch, make):
     seen = _count_checks(monkeypatch, X.shape)
     make().fit(X, sample_weight=np.ones(300))
     assert seen == ["X"]
+
+
+def test_initial_centers_are_the_fits_start_and_inertia_its_objective():
+    X = np.random.default_rng(2).normal(size=(500, 3))
+    from gmmfast.cluster import inertia
+    for init in ("k-means++", "k-means||", "forgy", "random-partition"):
+        w0 = initial_centers(X, 6, init, random_state=4)
+        est = GMMKMeans(6, init=init, random_state=4, n_init=1).fit(X)
+        assert est.history_.initial_objective == inertia(X, w0)
+    assert inertia(X, est.cluster_centers_) == est.inertia_ == -est.score(X)
+    with pytest.raises(ValueError, match="init must be one of"):
+        initial_centers(X, 6, "kmeans++")
+    with pytest.raises(ValueError, match=r"init array must have shape .* \(6, 3\)"):
+        initial_centers(X, 6, np.zeros((5, 3)))
+    with pytest.raises(ValueError, match="init_size must be an integer >= 6"):
+        initial_centers(X, 6, init_size=3)
+    with pytest.raises(ValueError, match="centers must have 3 columns"):
+        inertia(X, np.zeros((2, 2)))

@@ -270,3 +270,14 @@ def test_cli_cluster_on_a_scheduler_reads_npy_in_blocks(client, tmp_path, capsys
         with pytest.raises(SystemExit) as exit_:
             cli.main(["cluster", str(path), "-k", "3"] + argv)
         assert exit_.value.code == 2 and match in capsys.readouterr().err
+
+
+def test_public_seeding_and_inertia_take_a_dask_array(client):
+    from gmmfast.cluster import inertia, initial_centers
+    X = mixture(n=3000)
+    Xd = da.from_array(X, chunks=(700, 3))
+    w0 = initial_centers(Xd, 8, "forgy", random_state=3)
+    np.testing.assert_array_equal(w0, initial_centers(X, 8, "forgy", random_state=3))
+    assert inertia(Xd, w0) == inertia(X, w0)
+    with pytest.raises(ValueError, match="init_size=None with init='k-means\\+\\+'"):
+        initial_centers(Xd, 8, init_size=None)

@@ -17,10 +17,13 @@ from typing import Any, Callable, List, Optional, Union
 
 import numpy as np
 
-from .._validation import blas_single_threaded, check_data, check_sample_weight, draw_seed
+from .._validation import (NONE, Interval, Options, blas_single_threaded, check_data, check_int,
+                           check_random_state, check_sample_weight, check_threads, draw_seed,
+                           validate_params)
 from ..core import GMMResult, History, generalized_mm
 from ._dask_tasks import is_dask_array
 from ._escape import Escape, escape, pass_budget
+from ._init import check_init
 from ._rows import MemoryRows
 
 
@@ -39,6 +42,61 @@ def as_rows(X: Any, sample_weight: Any = None, *, n_features: Optional[int] = No
         raise ValueError(f"X has {rows.d} features, but {owner} is expecting {n_features} "
                          "features as input.")
     return rows
+
+
+def inertia(X: Any, centers: Any, *, sample_weight: Any = None) -> float:
+    """The k-means objective of ``centers`` on X: sum_i s_i min_j ||x_i - c_j||^2, in one pass
+    over X (in memory or a dask array), as ``inertia_`` is computed.
+
+    Parameters
+    ----------
+    X : array-like (n, d) or dask array
+    centers : array-like (k, d)
+    sample_weight : array-like (n,), optional
+
+    Returns
+    -------
+    float
+    """
+    rows = as_rows(X, sample_weight)
+    C = check_data(centers, "centers", dtype=rows.dtype)
+    if C.shape[1] != rows.d:
+        raise ValueError(f"centers must have {rows.d} columns like X, got shape {C.shape}.")
+    return rows.objective(C)
+
+
+def initial_centers(X: Any, n_clusters: int, init: Any = "k-means++", *,
+                    init_size: Any = "auto", sample_weight: Any = None,
+                    random_state: Any = None, n_threads: Optional[int] = None) -> np.ndarray:
+    """Initial centers as :class:`~gmmfast.cluster.GMMKMeans` draws them (in memory or over a
+    dask array's blocks): to compare methods from identical initialisations.
+
+    Parameters
+    ----------
+    X : array-like (n, d) or dask array; float32 stays float32, other numbers become float64
+    n_clusters : int in [1, n]
+    init : {"k-means++", "k-means||", "forgy", "random-partition"}, array (n_clusters, d) or callable
+        As ``GMMKMeans(init=...)``; a callable is called as ``init(X, n_clusters, rng)``.
+    init_size : int >= n_clusters, "auto" or None, default="auto"
+        As ``GMMKMeans(init_size=...)``: rows k-means++ and k-means|| seed on.
+    sample_weight : array-like (n,), optional
+    random_state : None, int, numpy Generator or RandomState
+    n_threads : int >= 1, optional
+        Threads of the kernels in memory (the result does not depend on them).
+
+    Returns
+    -------
+    centers : ndarray (n_clusters, d) of X's dtype
+    """
+    rows = as_rows(X, sample_weight)
+    k = check_int(n_clusters, "n_clusters", 1, rows.n)
+    validate_params({"init_size": init_size},
+                    {"init_size": [Interval("int", k), Options("auto"), NONE]})
+    p = GMMParams(k=k, init=check_init(init, k, rows.d, rows.dtype), init_size=init_size)
+    rows.check(p)
+    if n_threads is not None:
+        rows.n_threads = check_threads(n_threads)
+    return rows.seed(p, check_random_state(random_state))
 
 
 @dataclass

@@ -7,10 +7,10 @@ from typing import Any, Callable, Optional, Union
 import numpy as np
 
 from .._base import BaseEstimator
-from .._validation import (CALLABLE, NONE, RANDOM_STATE, Interval, Kind, Options,
-                           check_data, check_int, check_random_state, validate_params)
+from .._validation import (NONE, RANDOM_STATE, Interval, Kind, Options, check_int,
+                           check_random_state, validate_params)
 from ._fit import GMMParams, as_rows, fit_gmm
-from ._init import INITS
+from ._init import INIT_FORMS, check_init
 from ._samplers import SAMPLERS
 
 SELECTIONS = ("merge-split", "random", "mm", "balanced")
@@ -154,8 +154,7 @@ class GMMKMeans(BaseEstimator):
     _parameter_constraints: dict = {
         "n_clusters": [Interval("int", 1)],
         "eta": [Interval("real", 0, 1, closed="right")],
-        "init": [Options(*INITS), Kind(lambda v: not isinstance(v, str) and not callable(v),
-                                       "an array of shape (n_clusters, n_features)"), CALLABLE],
+        "init": INIT_FORMS,
         "init_size": [Interval("int", 1), Options("auto"), NONE],
         "n_init": [Interval("int", 1), Options("auto")],
         "max_iter": [Interval("int", 1)],
@@ -210,11 +209,8 @@ class GMMKMeans(BaseEstimator):
             raise ValueError(f"n_samples={n} should be >= n_clusters={k}.")
         if n_init == "auto":
             n_init = 10 if isinstance(init, str) and init in ("forgy", "random-partition") else 1
-        if not isinstance(init, str) and not callable(init):
-            init = check_data(init, "init", dtype=rows.dtype)
-            if init.shape != (k, rows.d):
-                raise ValueError(f"init array must have shape (n_clusters, n_features) = "
-                                 f"({k}, {rows.d}), got {init.shape}.")
+        init = check_init(init, k, rows.d, rows.dtype)
+        if isinstance(init, np.ndarray):
             if n_init != 1:
                 warnings.warn("Explicit initial centers given: n_init is set to 1.",
                               RuntimeWarning, stacklevel=3)

@@ -7,9 +7,9 @@ from typing import Any, Optional
 import numpy as np
 
 from .._kernels._common import openmp_max_threads
-from .._validation import (check_data, check_int, check_random_state, check_real,
-                           check_sample_weight,
-                           check_threads, draw_seed)
+from .._validation import (CALLABLE, Kind, Options, check_data, check_int, check_random_state,
+                           check_real, check_sample_weight, check_threads, draw_seed,
+                           validate_params)
 from . import _pass
 from ._pass import CHUNK, assign, update_centers
 
@@ -255,40 +255,23 @@ def new_center(X: np.ndarray, sw: np.ndarray, others: np.ndarray, rng: np.random
     return int(cand[np.argmax(pp_gains(X, sw, closest, chunk_pot, None, cand, n_threads))])
 
 
-#: Initialisations by name (GMMKMeans's ``init``).
+#: Initialisations by name (GMMKMeans's ``init``), and every form ``init`` takes.
 INITS = ("k-means++", "k-means||", "forgy", "random-partition")
+INIT_FORMS = [Options(*INITS), Kind(lambda v: not isinstance(v, str) and not callable(v),
+                                    "an array of shape (n_clusters, n_features)"), CALLABLE]
 
 
-def initial_centers(X: Any, n_clusters: int, init: Any = "k-means++", *,
-                    sample_weight: Any = None, random_state: Any = None,
-                    n_threads: Optional[int] = None) -> np.ndarray:
-    """Initial centers as :class:`~gmmfast.cluster.GMMKMeans` draws them, for comparing
-    methods from identical initialisations.
-
-    Parameters
-    ----------
-    X : array-like (n, d); float32 stays float32, other numbers become float64
-    n_clusters : int in [1, n]
-    init : {"k-means++", "k-means||", "forgy", "random-partition"}, array (n_clusters, d) or callable
-        As ``GMMKMeans(init=...)``; a callable is called as ``init(X, n_clusters, rng)``.
-    sample_weight : array-like (n,), optional
-    random_state : None, int, numpy Generator or RandomState
-    n_threads : int >= 1, optional
-
-    Returns
-    -------
-    centers : ndarray (n_clusters, d) of X's dtype
-    """
-    X, k, sw, rng, n_threads = _check(X, n_clusters, sample_weight, random_state, n_threads)
-    if isinstance(init, str) and init not in INITS:
-        raise ValueError(f"init must be one of {INITS}, an array of shape (n_clusters, "
-                         f"n_features) or a callable, got {init!r}.")
-    if not isinstance(init, str) and not callable(init):
-        init = check_data(init, "init", dtype=X.dtype)
-        if init.shape != (k, X.shape[1]):
-            raise ValueError(f"init array must have shape (n_clusters, n_features) = "
-                             f"({k}, {X.shape[1]}), got {init.shape}.")
-    return seed_centers(X, sw, k, init, rng, n_threads, X.shape[0])
+def check_init(init: Any, k: int, d: int, dtype: np.dtype) -> Any:
+    """``init`` in one of :data:`INIT_FORMS`; an array is returned as a finite (k, d) array
+    of ``dtype`` (else a ValueError naming the shape it must have)."""
+    validate_params({"init": init}, {"init": INIT_FORMS})
+    if isinstance(init, str) or callable(init):
+        return init
+    init = check_data(init, "init", dtype=dtype)
+    if init.shape != (k, d):
+        raise ValueError(f"init array must have shape (n_clusters, n_features) = ({k}, {d}), "
+                         f"got {init.shape}.")
+    return init
 
 
 def seed_centers(X: np.ndarray, sw: np.ndarray, k: int, init: Any, rng: np.random.Generator,
