@@ -33,35 +33,45 @@ def check_array(X: Any, name: str = "X", *, dtype: Optional[np.dtype] = None,
         arr = np.asarray(X)
     except (ValueError, TypeError) as exc:
         raise ValueError(f"{name} must be an array of numbers: {exc}") from None
-    if np.iscomplexobj(arr):
-        raise ValueError(f"{name}: Complex data not supported (dtype {arr.dtype}); pass real "
-                         "numbers.")
-    if arr.dtype.kind == "O":
+    if arr.dtype.kind == "O" and not np.iscomplexobj(arr):
         try:
             arr = arr.astype(np.float64)
         except (ValueError, TypeError, OverflowError) as exc:
             raise TypeError(f"{name} must contain numbers only: {exc}") from None
-    if arr.dtype.kind not in "fiub":
-        raise ValueError(f"{name} must contain numbers, got dtype {arr.dtype}.")
-    if dtype is not None:
-        arr = arr.astype(dtype, copy=False)
-    elif arr.dtype not in FLOAT_DTYPES:
-        arr = arr.astype(np.float64)
+    kind = float_dtype_for(arr.dtype, name)
+    arr = arr.astype(dtype if dtype is not None else kind, copy=False)
     if arr.ndim != ndim:
         hint = (" Reshape your data with X.reshape(-1, 1) for a single feature or "
                 "X.reshape(1, -1) for a single sample." if ndim == 2 and arr.ndim == 1 else "")
         raise ValueError(f"{name} must be a {ndim}-D array, got a {arr.ndim}-D array of shape "
                          f"{arr.shape}.{hint}")
-    if arr.ndim >= 1 and arr.shape[0] == 0:
-        raise ValueError(f"{name} is empty: found array with 0 sample(s) (shape={arr.shape}); "
-                         "at least 1 is required.")
-    if arr.ndim == 2 and arr.shape[1] == 0:
-        raise ValueError(f"{name} has 0 feature(s) (shape={arr.shape}) while a minimum of 1 is "
-                         "required.")
+    check_not_empty(arr.shape, name)
     arr = np.ascontiguousarray(arr)
     if finite:
         extent(arr, name)
     return arr
+
+
+def float_dtype_for(dtype: np.dtype, name: str = "X") -> np.dtype:
+    """The floating type data of ``dtype`` is computed in: float32 and float64 are kept,
+    integers and booleans become float64; complex and non-numeric types raise a ValueError
+    naming ``name``."""
+    if dtype.kind == "c":
+        raise ValueError(f"{name}: Complex data not supported (dtype {dtype}); pass real "
+                         "numbers.")
+    if dtype.kind not in "fiub":
+        raise ValueError(f"{name} must contain numbers, got dtype {dtype}.")
+    return dtype if dtype in FLOAT_DTYPES else np.dtype(np.float64)
+
+
+def check_not_empty(shape: Tuple[int, ...], name: str = "X") -> None:
+    """At least one sample and (for 2-D data) one feature, else a ValueError naming ``name``."""
+    if len(shape) >= 1 and shape[0] == 0:
+        raise ValueError(f"{name} is empty: found array with 0 sample(s) (shape={shape}); "
+                         "at least 1 is required.")
+    if len(shape) == 2 and shape[1] == 0:
+        raise ValueError(f"{name} has 0 feature(s) (shape={shape}) while a minimum of 1 is "
+                         "required.")
 
 
 #: Values checked at once by `extent` (no temporary the size of X).
@@ -95,14 +105,20 @@ def check_data(X: Any, name: str = "X", dtype: Optional[np.dtype] = None) -> np.
     """X as a C-contiguous float32/float64 2-D array, finite and small enough for squared
     distances in its precision (else a ValueError naming ``name`` and the limit)."""
     X = check_array(X, name, dtype=dtype, finite=False)
-    top = extent(X, name)
-    limit = max_abs(X.dtype, X.shape[1])
-    if top > limit:
-        hint = " or pass float64" if X.dtype == np.float32 else ""
-        raise ValueError(f"{name} has values up to {top:.3g}; squared distances overflow "
-                         f"{X.dtype} above |value| = {limit:.3g} (at {X.shape[1]} features): "
-                         f"scale {name}{hint}.")
+    check_magnitude(X, X.shape[1], name)
     return X
+
+
+def check_magnitude(values: np.ndarray, d: int, name: str = "X") -> None:
+    """``values`` (of data with ``d`` features) finite and small enough for squared distances
+    in their precision, else a ValueError naming ``name`` and the limit."""
+    top = extent(values, name)
+    limit = max_abs(values.dtype, d)
+    if top > limit:
+        hint = " or pass float64" if values.dtype == np.float32 else ""
+        raise ValueError(f"{name} has values up to {top:.3g}; squared distances overflow "
+                         f"{values.dtype} above |value| = {limit:.3g} (at {d} features): "
+                         f"scale {name}{hint}.")
 
 
 def check_centers(C: Any, X: np.ndarray, name: str = "centers") -> np.ndarray:

@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 
 from .._kernels._common import openmp_max_threads
-from .._validation import check_array, check_sample_weight, draw_seed
+from .._validation import (check_array, check_not_empty, check_sample_weight, draw_seed,
+                           float_dtype_for)
 from ._dask_tasks import (Part, combine, expansion, is_dask_array, parallel_draw,
                           parallel_update, partition_block, pass_block, sample_block)
 from ._init import kmeans_parallel, kmeans_plusplus
@@ -90,16 +91,10 @@ def float_rows(X: Any) -> Any:
     if any(math.isnan(s) for s in X.shape):
         raise ValueError("X has unknown chunk sizes (nan in its shape); call "
                          "X.compute_chunk_sizes() first.")
-    if X.shape[0] == 0:
-        raise ValueError(f"X is empty: found array with 0 sample(s) (shape={X.shape}); at "
-                         "least 1 is required.")
-    if X.shape[1] == 0:
-        raise ValueError(f"X has 0 feature(s) (shape={X.shape}) while a minimum of 1 is "
-                         "required.")
-    if X.dtype.kind not in "fiub":
-        raise ValueError(f"X must contain real numbers, got dtype {X.dtype}.")
-    if X.dtype not in (np.float32, np.float64):
-        X = X.astype(np.float64)
+    check_not_empty(X.shape)
+    dtype = float_dtype_for(X.dtype)
+    if X.dtype != dtype:
+        X = X.astype(dtype)
     return X.rechunk({1: -1}) if len(X.chunks[1]) > 1 else X
 
 

@@ -41,9 +41,14 @@ class _Pass:
 
 
 class _Family:
-    """What both dask families share: the cached pass at the latest centers."""
+    """What both dask families share: the blocks, the seed of their random streams, the
+    passes made and the cached pass at the latest centers."""
 
-    _at: Optional[_Pass] = None
+    def __init__(self, data: Blocks, seed: int):
+        self.data = data
+        self.seed = seed
+        self.n_passes = 0
+        self._at: Optional[_Pass] = None
 
     @property
     def last(self) -> Optional[_Pass]:
@@ -65,12 +70,9 @@ class DaskSumsFamily(_Family):
     """
 
     def __init__(self, data: Blocks, *, n_neighbors: int, relocate_empty: bool, seed: int):
-        self.data = data
+        super().__init__(data, seed)
         self.n_neighbors = n_neighbors
         self.relocate_empty = relocate_empty
-        self.seed = seed
-        self.n_passes = 0
-        self._at: Optional[_Pass] = None
 
     def _pass(self, w: np.ndarray) -> _Pass:
         if self._at is None or self._at.w is not w:
@@ -138,12 +140,9 @@ class DaskWalkFamily(_Family):
     """
 
     def __init__(self, data: Blocks, *, eta: float, walk_steps: int, seed: int):
-        self.data = data
+        super().__init__(data, seed)
         self.eta = eta
         self.walk_steps = walk_steps
-        self.seed = seed
-        self.n_passes = 0
-        self._at: Optional[_Pass] = None
         n = data.n
         steps = (walk_steps * data.sizes) // max(n, 1)
         steps[: walk_steps - int(steps.sum())] += 1

@@ -14,7 +14,7 @@ from typing import Any, Optional
 import numpy as np
 
 from .._kernels import _sparse as S
-from .._validation import extent, max_abs
+from .._validation import check_magnitude, check_not_empty, float_dtype_for
 from ._pass import ClusterSums, Pass, n_slots, total
 
 
@@ -39,20 +39,11 @@ def check_csr(X: Any, name: str = "X") -> "CSRData":
         X = X.tocsr()
     if X.ndim != 2:
         raise ValueError(f"{name} must be 2-D, got shape {X.shape}.")
-    if X.dtype.kind == "c":
-        raise ValueError(f"{name}: Complex data not supported (dtype {X.dtype}); pass real "
-                         "numbers.")
-    if X.dtype.kind not in "fiub":
-        raise ValueError(f"{name} must contain numbers, got dtype {X.dtype}.")
-    if X.dtype not in (np.float32, np.float64):
-        X = X.astype(np.float64)
+    dtype = float_dtype_for(X.dtype, name)
+    if X.dtype != dtype:
+        X = X.astype(dtype)
     n, d = X.shape
-    if n == 0:
-        raise ValueError(f"{name} is empty: found array with 0 sample(s) (shape={X.shape}); "
-                         "at least 1 is required.")
-    if d == 0:
-        raise ValueError(f"{name} has 0 feature(s) (shape={X.shape}) while a minimum of 1 is "
-                         "required.")
+    check_not_empty(X.shape, name)
     indptr, indices = X.indptr, X.indices
     if (indptr.shape != (n + 1,) or indptr[0] != 0 or np.any(np.diff(indptr) < 0)
             or indptr[-1] > indices.shape[0] or X.data.shape[0] != indices.shape[0]):
@@ -65,13 +56,7 @@ def check_csr(X: Any, name: str = "X") -> "CSRData":
         X = X.copy()
         X.sum_duplicates()
     if X.data.shape[0]:
-        top = extent(X.data, name)
-        limit = max_abs(X.dtype, d)
-        if top > limit:
-            hint = " or pass float64" if X.dtype == np.float32 else ""
-            raise ValueError(f"{name} has values up to {top:.3g}; squared distances overflow "
-                             f"{X.dtype} above |value| = {limit:.3g} (at {d} features): scale "
-                             f"{name}{hint}.")
+        check_magnitude(X.data, d, name)
     return CSRData(X)
 
 
