@@ -1,4 +1,10 @@
-"""Input validation shared by the estimators: checked once at the API, never in kernels."""
+"""The checks of the package, in one module: parameters (a table per estimator, checked by
+:func:`validate_params`), arrays and weights, random states, threads.
+
+User input is checked once, at the public API; internal constructors and kernels trust their
+caller (a kernel asserts only the shapes of the buffers it is handed: memory safety with
+bounds checks off).
+"""
 from __future__ import annotations
 
 import numbers
