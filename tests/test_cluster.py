@@ -552,3 +552,62 @@ def test_initial_centers_are_the_fits_start_and_inertia_its_objective():
         initial_centers(X, 6, init_size=3)
     with pytest.raises(ValueError, match="centers must have 3 columns"):
         inertia(X, np.zeros((2, 2)))
+
+
+# -- coarse to fine ---------------------------------------------------------------------------
+
+def test_coarse_to_fine_ends_at_a_fixed_point_of_lloyd_on_every_row():
+    from gmmfast.cluster import inertia
+    from gmmfast.metrics import centroids_from_labels
+    X = blobs(20_000, 12, seed=3)[0]
+    est = GMMKMeans(12, sample_size=1500, random_state=0).fit(X)
+    assert [lv.rows < 20_000 for lv in est.levels_] == [True, False]
+    assert est.levels_[-1].rows == 20_000
+    for lv in est.levels_:
+        assert lv.history.invariant_violations() == []
+    for e in est.escapes_:      # the coarse level's escape phases
+        assert e.history.invariant_violations() == []
+    assert est.levels_[0].n_iter == (est.levels_[0].history.n_iter
+                                     + sum(e.history.n_iter for e in est.escapes_))
+    assert est.levels_[1].n_iter == est.levels_[1].history.n_iter
+    assert est.n_iter_ == est.levels_[0].n_iter + est.levels_[1].n_iter
+    # every row's label is its nearest center, every center the mean of its rows: a fixed
+    # point of Lloyd's map; inertia_ is F of every row there
+    np.testing.assert_array_equal(est.predict(X), est.labels_)
+    np.testing.assert_allclose(est.cluster_centers_, centroids_from_labels(X, est.labels_),
+                               rtol=1e-12, atol=1e-12)
+    assert est.inertia_ == pytest.approx(inertia(X, est.cluster_centers_), rel=1e-12)
+    # the fine level starts at the coarse centers (F of every row there) and never ends above
+    assert est.levels_[1].history.initial_objective == inertia(X, est.levels_[0].centers)
+    assert est.inertia_ <= est.levels_[1].history.initial_objective
+
+
+def test_sample_size_auto_is_every_row_for_lloyd_and_small_data():
+    X = blobs(3000, 5, seed=1)[0]
+    assert [lv.rows for lv in GMMKMeans(5, random_state=0).fit(X).levels_] == [3000]
+    assert [lv.rows for lv in GMMKMeans(5, sample_size=None, random_state=0).fit(X).levels_] \
+        == [3000]
+    assert [lv.rows for lv in GMMKMeans(5, eta=1.0, sample_size="auto", random_state=0)
+            .fit(X).levels_] == [3000]
+    # an explicit sample size applies to every selection
+    lv = GMMKMeans(5, eta=1.0, sample_size=500, random_state=0).fit(X).levels_
+    assert len(lv) == 2 and lv[0].rows < 3000 and lv[1].rows == 3000
+
+
+def test_coarse_to_fine_is_the_same_for_any_thread_count():
+    X = blobs(20_000, 12, seed=4)[0]
+    fits = []
+    for threads in (1, 2):
+        with threadpool_limits(limits=threads, user_api="openmp"):
+            fits.append(GMMKMeans(12, sample_size=1500, random_state=7).fit(X))
+    np.testing.assert_array_equal(fits[0].labels_, fits[1].labels_)
+    np.testing.assert_array_equal(fits[0].cluster_centers_, fits[1].cluster_centers_)
+    assert fits[0].inertia_ == fits[1].inertia_
+
+
+@pytest.mark.parametrize("value, match", [(3, "sample_size must be an integer >= 5"),
+                                          ("all", "sample_size must be an integer >= 1, "
+                                                  "'auto' or None")])
+def test_bad_sample_size(value, match):
+    with pytest.raises(ValueError, match=match):
+        GMMKMeans(5, sample_size=value).fit(blobs(300, 5)[0])

@@ -15,10 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from ._dask_blocks import as_blocks, init_centers, run_pass
+from ._dask_blocks import as_blocks, draw_sample, init_centers, run_pass
 from ._dask_family import DASK_SELECTIONS, DaskSumsFamily, DaskWalkFamily
 from ._dask_tasks import predict_block, transform_block
-from ._rows import warn_empty_clusters
+from ._rows import MemoryRows, warn_empty_clusters
 
 
 class DaskRows:
@@ -50,6 +50,11 @@ class DaskRows:
             raise ValueError("init_size=None with init='k-means++' would take one pass over a "
                              "dask array per center; give init_size (a sample, 'auto' by "
                              "default) or use init='k-means||'.")
+
+    def sample(self, size: int, k: int, rng: np.random.Generator) -> MemoryRows:
+        """A uniform sample of about ``size`` rows drawn across the blocks, in memory (the
+        rows an in-memory fit of the same rows draws)."""
+        return MemoryRows(*draw_sample(self.data, size, k, rng))
 
     def seed(self, p: Any, rng: np.random.Generator) -> np.ndarray:
         return init_centers(self.data, p, rng)

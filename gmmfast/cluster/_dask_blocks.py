@@ -23,6 +23,7 @@ from ._dask_tasks import (Part, combine, expansion, is_dask_array, parallel_draw
                           parallel_update, partition_block, pass_block, sample_block)
 from ._init import kmeans_parallel, kmeans_plusplus
 from ._pass import ClusterSums
+from ._rows import uniform_sample
 
 #: Inputs per combine task of the tree reduction.
 SPLIT_EVERY = 8
@@ -181,18 +182,16 @@ def draw_sample(data: Blocks, size: int, k: int, rng: np.random.Generator):
     With size >= n every row is taken and ``rng`` is not used (so seeding on it is the
     in-memory seeding)."""
     import dask
-    p = min(1.0, size / data.n)
     task = dask.delayed(sample_block, pure=False)
-    while True:
-        seed = draw_seed(rng) if p < 1.0 else 0    # every row: nothing to draw
+
+    def draw(p: float, seed: int):
         check = data.check_now()
         parts = [task(xb, swb, int(o), p, seed, data.dtype, check)
                  for xb, swb, o in zip(data.blocks, data.sw_blocks, data.offsets)]
         data.passes += 1
-        rows, weights = data.compute(reduce_tree(parts))[0].extra
-        if p >= 1.0 or (rows.shape[0] >= k and weights.sum(dtype=np.float64) > 0):
-            return np.ascontiguousarray(rows), np.ascontiguousarray(weights)
-        p = min(1.0, 2 * p)
+        return data.compute(reduce_tree(parts))[0].extra
+
+    return uniform_sample(data.n, size, k, rng, draw)
 
 
 def _n_distinct(rows: np.ndarray) -> int:

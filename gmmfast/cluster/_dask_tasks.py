@@ -15,7 +15,8 @@ from typing import Any, List, Optional
 
 import numpy as np
 
-from ._pass import (CHUNK, assign, distances, draw_rows, labeling_cost, labeling_sums)
+from ._pass import (CHUNK, assign, distances, draw_rows, labeling_cost, labeling_sums,
+                    sample_rows)
 from ._samplers import walk
 
 #: Relative margin kept out of each block's share of the slack (covers rounding).
@@ -204,7 +205,7 @@ def sample_block(X_b: Any, sw_b: Any, offset: int, p: float, seed: int, dtype: n
     X_b = _block(X_b, dtype, check)
     n = X_b.shape[0]
     sw = _weights(sw_b, n, dtype, check)
-    idx = draw_rows(np.ones(n), p, seed, offset, 1)
+    idx = sample_rows(n, p, seed, offset, 1)
     return Part(cost=[], counts=np.zeros(0, dtype=np.int64), extra=(X_b[idx], sw[idx]))
 
 

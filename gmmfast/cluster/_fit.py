@@ -99,11 +99,42 @@ def initial_centers(X: Any, n_clusters: int, init: Any = "k-means++", *,
     return rows.seed(p, check_random_state(random_state))
 
 
+#: sample_size="auto": the coarse level fits this many rows per center (at least
+#: AUTO_MIN_SAMPLE rows); a set that small or smaller is fitted on all its rows.
+AUTO_ROWS_PER_CENTER = 64
+AUTO_MIN_SAMPLE = 50_000
+#: Between the coarse level and every row, Lloyd's passes also run on samples of this many
+#: rows per center (each level at most 1 / LEVEL_STEP of the next one's rows).
+MIDDLE_ROWS_PER_CENTER = (1024,)
+LEVEL_STEP = 4
+#: The work a coarse level's escapes may spend, in units of what faiss's default training and
+#: its labelling search do on the same data ((FAISS_ITERATIONS x min(n, 256 k) + n) x k x d):
+#: times ``escape_effort``.
+FAISS_ITERATIONS = 25
+FAISS_ROWS_PER_CENTER = 256
+COARSE_ESCAPE_SHARE = 1.0
+
+
+@dataclass
+class Level:
+    """One level of a coarse-to-fine fit: G-MM on ``rows`` rows (a uniform sample of the data,
+    or all of it), its iterations, the centers it ended at and its objective on those rows
+    there, its seconds, and the record of its first G-MM run (invariants included)."""
+
+    rows: int
+    n_iter: int
+    centers: np.ndarray
+    objective: float
+    seconds: float
+    history: History
+
+
 @dataclass
 class GMMParams:
     """The resolved parameters of a G-MM k-means fit ("auto" values replaced, checked)."""
 
     k: int
+    sample_size: Any = None      # rows of the coarse level: an int, "auto" or None (all)
     eta: float = 0.1
     init: Union[str, np.ndarray, Callable] = "k-means++"
     init_size: Any = "auto"      # rows k-means++ seeds on: an int, None (all) or "auto"
@@ -119,6 +150,23 @@ class GMMParams:
     escape_effort: float = 1.0
     max_time: Optional[float] = None
     verbose: int = 0
+
+    def levels(self, n: int) -> List[int]:
+        """Rows of each level for n rows of data, coarse to fine, the last one n: G-MM with
+        its escapes runs on the first, Lloyd's passes on the others."""
+        size = self.sample_size
+        if isinstance(size, str):      # "auto": the default selection only
+            if self.core_selection != "merge-split":
+                return [n]
+            size = max(AUTO_ROWS_PER_CENTER * self.k, AUTO_MIN_SAMPLE)
+        if size is None or size >= n:
+            return [n]
+        sizes = [size]
+        for per_center in MIDDLE_ROWS_PER_CENTER:
+            m = per_center * self.k
+            if sizes[-1] * LEVEL_STEP <= m and m * LEVEL_STEP <= n:
+                sizes.append(m)
+        return sizes + [n]
 
     @property
     def core_selection(self) -> Union[str, Callable]:
@@ -146,6 +194,7 @@ class Run:
     labels: Any = None
     family: Any = None
     sums: Any = None
+    levels: List[Level] = field(default_factory=list)
 
 
 def fit_runs(n_init: int, start: Callable[[int], np.ndarray],
@@ -165,11 +214,12 @@ def fit_runs(n_init: int, start: Callable[[int], np.ndarray],
 
 
 def gmm_run(rows: Any, w0: np.ndarray, p: GMMParams, rng: np.random.Generator,
-            init_passes: float) -> Run:
+            init_passes: float, max_passes: Optional[float] = None) -> Run:
     """One G-MM run from ``w0``: the family of ``rows`` (seeded from ``rng``), Algorithm 1,
     then, with merge-split, the escapes (:func:`~gmmfast.cluster._escape.escape`) within a
-    budget of ``escape_effort`` times the work of the initialisation (``init_passes``
-    passes of a k-center search) and of the first run."""
+    budget of ``max_passes`` passes over ``rows`` or, if None, of ``escape_effort`` times the
+    work of the initialisation (``init_passes`` passes of a k-center search) and of the
+    first run."""
     selection = p.core_selection
     family = rows.family(p, selection, draw_seed(rng))
     callback = _progress(family) if p.verbose else None
@@ -186,7 +236,7 @@ def gmm_run(rows: Any, w0: np.ndarray, p: GMMParams, rng: np.random.Generator,
             family, res, phase, rng, n_neighbors=p.n_neighbors, patience=p.patience,
             max_iter=p.max_iter, max_time=p.max_time,
             max_passes=pass_budget(p.escape_effort, init_passes, res.n_iter, rows.n, p.k,
-                                   rows.d))
+                                   rows.d) if max_passes is None else max_passes)
         if p.verbose:
             kept = sum(e.accepted for e in escapes)
             print(f"  escapes: {len(escapes)} proposals, {kept} kept; objective "
@@ -197,21 +247,63 @@ def gmm_run(rows: Any, w0: np.ndarray, p: GMMParams, rng: np.random.Generator,
 
 
 def fit_gmm(rows: Any, p: GMMParams, rng: np.random.Generator) -> Run:
-    """A G-MM k-means fit on ``rows``: ``p.n_init`` runs from the rows' seeding, the lowest
-    objective kept, its labels (and the empty-cluster warning) from the rows object."""
+    """A G-MM k-means fit on ``rows``, coarse to fine.
+
+    The coarse level: ``p.n_init`` runs (seeding, G-MM, escapes) on a uniform sample of the
+    first of :meth:`GMMParams.levels` rows, or on every row, the lowest objective kept. Then
+    each finer level (a larger sample, then every row): Lloyd's passes from the previous
+    level's centers to a fixed point (:func:`polish`). The labels, F and the empty-cluster
+    warning are those of every row (from the rows object)."""
+    t0 = time.perf_counter()
+    levels = p.levels(rows.n)
+    coarse = rows if len(levels) == 1 else rows.sample(levels[0], p.k, rng)
+    max_passes = None if len(levels) == 1 else coarse_escape_passes(p, rows.n, coarse.n)
+
     def start(r: int) -> np.ndarray:
-        t0 = time.perf_counter()
-        w0 = rows.seed(p, rng)
+        t = time.perf_counter()
+        w0 = coarse.seed(p, rng)
         if p.verbose:
             print(f"G-MM k-means{rows.where} run {r + 1}/{p.n_init}: initialisation "
-                  f"({p.init if isinstance(p.init, str) else 'given'}) "
-                  f"{time.perf_counter() - t0:.2f} s", flush=True)
+                  f"({p.init if isinstance(p.init, str) else 'given'}) on {coarse.n} rows "
+                  f"{time.perf_counter() - t:.2f} s", flush=True)
         return w0
 
-    best = fit_runs(p.n_init, start,
-                    lambda w0, r: gmm_run(rows, w0, p, rng, rows.init_passes(p)))
+    best = fit_runs(p.n_init, start, lambda w0, r: gmm_run(coarse, w0, p, rng,
+                                                            coarse.init_passes(p), max_passes))
+    best.levels = [Level(rows=coarse.n, n_iter=best.n_iter, centers=best.w,
+                         objective=best.objective, seconds=time.perf_counter() - t0,
+                         history=best.history)]
+    for m in levels[1:-1]:
+        best = polish(rows.sample(m, p.k, rng), best, p)
+    if len(levels) > 1:
+        best = polish(rows, best, p)
     best.labels = rows.finish(best, p.k)
     return best
+
+
+def coarse_escape_passes(p: GMMParams, n: int, m: int) -> float:
+    """Passes over the m rows of a coarse level its escapes may make: ``escape_effort`` x
+    COARSE_ESCAPE_SHARE times the work of faiss's default training and labelling search on
+    all n rows."""
+    reference = FAISS_ITERATIONS * min(n, FAISS_ROWS_PER_CENTER * p.k) + n
+    return p.escape_effort * COARSE_ESCAPE_SHARE * reference / m
+
+
+def polish(rows: Any, coarse: Run, p: GMMParams) -> Run:
+    """A finer level: Lloyd's passes (G-MM with eta = 1, each pruned by Hamerly's bounds) on
+    ``rows`` from the previous level's centers, until no label changes (a fixed point of
+    Lloyd's map: tol = 0). Monotone: never above the previous centers' objective on ``rows``."""
+    t0 = time.perf_counter()
+    family = rows.family(p, "mm", 0)
+    if p.verbose:
+        print(f"  finer level: Lloyd's passes on {rows.n} rows", flush=True)
+    res = generalized_mm(family, coarse.w, eta=1.0, tol=0.0, max_iter=p.max_iter,
+                         selection="mm", callback=_progress(family) if p.verbose else None)
+    levels = coarse.levels + [Level(rows=rows.n, n_iter=res.n_iter, centers=res.w,
+                                    objective=res.objective,
+                                    seconds=time.perf_counter() - t0, history=res.history)]
+    return Run(w=res.w, objective=res.objective, n_iter=coarse.n_iter + res.n_iter,
+               history=coarse.history, escapes=coarse.escapes, family=family, levels=levels)
 
 
 def _progress(family: Any) -> Callable[[int, History], None]:

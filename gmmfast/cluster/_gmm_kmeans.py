@@ -62,6 +62,13 @@ class GMMKMeans(BaseEstimator):
         rows (with their weights) when X has more; None seeds on all rows.
         "auto" seeds on all rows (on a dask array: a sample of max(256 k, 100,000)
         rows).
+    sample_size : int, "auto" or None, default="auto"
+        Coarse to fine: G-MM with its escapes (the global moves: which regions hold too
+        many or too few centers) runs on a uniform sample of this many rows, then Lloyd's
+        passes on every row polish its centers to a fixed point (no label changes); the
+        result (``inertia_``, ``labels_``) is that of every row. "auto": max(64 k, 50,000)
+        rows with the default selection (merge-split, eta < 1), and every row otherwise;
+        None: every row. X with no more rows than the sample is fitted on every row.
     n_init : int or "auto", default=1
         Runs from different initialisations; the one with the lowest objective is kept.
         "auto" (as scikit-learn's KMeans): 10 for "forgy" and "random-partition", else 1.
@@ -131,10 +138,13 @@ class GMMKMeans(BaseEstimator):
     inertia_ : float
         Sum of weighted squared distances to the nearest center, F(w).
     n_iter_ : int
-        Iterations of the kept run, its escape phases included.
+        Iterations of the kept run, its escape phases and the fine level included.
     history_ : gmmfast.core.History
         Per-iteration record of the kept run's first G-MM phase (bounds, thresholds,
-        gaps, walk statistics).
+        gaps, walk statistics), on the coarse level's rows.
+    levels_ : list of gmmfast.cluster._fit.Level
+        The coarse level (its rows, iterations, objective on its rows, seconds, History)
+        and, when it was a sample, the fine level on every row.
     escapes_ : list of gmmfast.cluster._escape.Escape
         Every escape proposal of the kept run in order: what was merged and
         re-seeded, the phase's objective and History, and whether it was kept
@@ -156,6 +166,7 @@ class GMMKMeans(BaseEstimator):
         "eta": [Interval("real", 0, 1, closed="right")],
         "init": INIT_FORMS,
         "init_size": [Interval("int", 1), Options("auto"), NONE],
+        "sample_size": [Interval("int", 1), Options("auto"), NONE],
         "n_init": [Interval("int", 1), Options("auto")],
         "max_iter": [Interval("int", 1)],
         "tol": [Interval("real", 0)],
@@ -175,6 +186,7 @@ class GMMKMeans(BaseEstimator):
     def __init__(self, n_clusters: int = 8, *, eta: float = 0.1,
                  init: Union[str, np.ndarray, Callable] = "k-means++",
                  init_size: Union[int, str, None] = "auto",
+                 sample_size: Union[int, str, None] = "auto",
                  n_init: Union[int, str] = 1,
                  max_iter: int = 300, tol: float = 1e-4,
                  selection: Union[str, Callable] = "merge-split",
@@ -187,6 +199,7 @@ class GMMKMeans(BaseEstimator):
         self.eta = eta
         self.init = init
         self.init_size = init_size
+        self.sample_size = sample_size
         self.n_init = n_init
         self.max_iter = max_iter
         self.tol = tol
@@ -218,8 +231,12 @@ class GMMKMeans(BaseEstimator):
         init_size = self.init_size
         if init_size is not None and not isinstance(init_size, str):
             init_size = check_int(init_size, "init_size", k)
+        sample_size = self.sample_size
+        if sample_size is not None and not isinstance(sample_size, str):
+            sample_size = check_int(sample_size, "sample_size", k)
         p = GMMParams(
-            k=k, eta=float(self.eta), init=init, init_size=init_size, n_init=int(n_init),
+            k=k, eta=float(self.eta), init=init, init_size=init_size, sample_size=sample_size,
+            n_init=int(n_init),
             max_iter=int(self.max_iter), tol=float(self.tol), selection=self.selection,
             walk_steps=AUTO_STEPS_PER_POINT * n if self.walk_steps == "auto"
             else int(self.walk_steps),
@@ -258,6 +275,7 @@ class GMMKMeans(BaseEstimator):
         self.n_iter_ = best.n_iter
         self.history_ = best.history
         self.escapes_ = best.escapes
+        self.levels_ = best.levels
         self.n_features_in_ = rows.d
         if rows.stats is not None:      # a scheduler's computes: (seconds, bytes received)
             self._dask_passes = rows.stats

@@ -284,6 +284,16 @@ def pp_pick(sw: np.ndarray, closest: np.ndarray, chunk_cum: np.ndarray,
     return out
 
 
+def sample_rows(n: int, p: float, seed: int, offset: int, n_threads: int,
+                block: int = 1 << 20) -> np.ndarray:
+    """Indices of rows drawn each with probability ``p``, row i by the stream (seed, offset +
+    i): a uniform sample that no partition of the rows into blocks changes."""
+    ones = np.ones(min(n, block))
+    parts = [lo + draw_rows(ones[:min(block, n - lo)], p, seed, offset + lo, n_threads)
+             for lo in range(0, n, block)]
+    return np.concatenate(parts) if parts else np.empty(0, dtype=np.int64)
+
+
 def draw_rows(dist: np.ndarray, scale: float, seed: int, offset: int,
               n_threads: int) -> np.ndarray:
     """Indices of the rows drawn with probability min(1, scale dist_i), row i by the stream

@@ -15,10 +15,10 @@ from typing import Any, Optional, Union
 import numpy as np
 
 from .._kernels._common import openmp_max_threads
-from .._validation import ConvergenceWarning, blas_single_threaded
+from .._validation import ConvergenceWarning, blas_single_threaded, draw_seed
 from ._family import KMeansBounds
 from ._init import seed_centers
-from ._pass import HamerlyBounds, Pass, assign, distances, labeling_cost
+from ._pass import HamerlyBounds, Pass, assign, distances, labeling_cost, sample_rows
 from ._sparse import CSRData, SparseBounds, csr_assign, csr_distances, csr_label_distances
 
 
@@ -53,6 +53,14 @@ class MemoryRows:
         if p.init_size is None or isinstance(p.init_size, str):
             return self.n
         return min(p.init_size, self.n)
+
+    def sample(self, size: int, k: int, rng: np.random.Generator) -> "MemoryRows":
+        """A uniform sample of about ``size`` rows (see :func:`uniform_sample`; the rows a
+        Dask array of the same rows would draw), with their weights, in row order."""
+        def draw(p: float, seed: int):
+            idx = sample_rows(self.n, p, seed, 0, self.n_threads)
+            return self.X[idx], self.sw[idx]
+        return MemoryRows(*uniform_sample(self.n, size, k, rng, draw), self.n_threads)
 
     def init_passes(self, p: Any) -> float:
         """The initialisation's work in passes of a k-center search over the data (k-means++:
@@ -119,6 +127,20 @@ class MemoryRows:
         out = np.empty(self.n)
         labeling_cost(self.X, np.ones_like(self.sw), centers, labels, self.n_threads, out)
         return out
+
+
+def uniform_sample(n: int, size: int, k: int, rng: np.random.Generator, draw: Any):
+    """About ``size`` of ``n`` rows, each drawn with probability size / n by ``draw(p, seed)
+    -> (rows, weights)`` (row i from the stream (seed, i)), redrawn with twice the
+    probability while the sample has fewer than k rows or no weight. With size >= n every row
+    is taken and ``rng`` is not used."""
+    p = min(1.0, size / n)
+    while True:
+        seed = draw_seed(rng) if p < 1.0 else 0    # every row: nothing to draw
+        rows, weights = draw(p, seed)
+        if p >= 1.0 or (rows.shape[0] >= k and weights.sum(dtype=np.float64) > 0):
+            return np.ascontiguousarray(rows), np.ascontiguousarray(weights)
+        p = min(1.0, 2 * p)
 
 
 def _warn_empty(X: np.ndarray, sw: np.ndarray, centers: np.ndarray, labels: np.ndarray,
