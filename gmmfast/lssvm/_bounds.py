@@ -57,13 +57,13 @@ from typing import Any, List, Optional, Tuple
 
 import numpy as np
 
-from .._validation import check_array, check_int, check_real
+from .._validation import check_array, check_indices, check_int, check_real, integer_array
 from ..core import Selection
 from ..latent import sample_latent, table_value
 from ._bcfw import BCFW
 from ._cutting_plane import CuttingPlane, SolveInfo
 from ._dcd import DCD
-from ._models import Augmented, check_indices, integer_array
+from ._models import Augmented
 
 __all__ = ["LSSVMBounds", "MultifoldBias", "lagrangian_select", "subset_select"]
 

@@ -33,10 +33,10 @@ from typing import Any, Optional, Tuple
 
 import numpy as np
 
-from .._validation import INT32_MAX
+from .._validation import INT32_MAX, check_indices
 from ._bcfw import BCFW
 from ._cutting_plane import SolveInfo
-from ._models import Augmented, check_indices
+from ._models import Augmented
 
 __all__ = ["DCD", "WorkingSets"]
 

@@ -27,14 +27,13 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 
 from .._kernels import _regions as K
-from .._validation import INT32_MAX, check_array, check_grid, check_int, check_real, extent
-from .._validation import check_data
+from .._validation import (INT32_MAX, check_array, check_data, check_grid, check_indices,
+                           check_int, check_real, extent)
 from ..core import Selection
 from ..latent import table_value
 from ..potts import alpha_expansion, potts_energy, potts_lagrangian
-from ._models import (Augmented, LatentModel, _threads, check_examples,
-                      check_indices, check_loss_matrix, check_prepared,
-                      check_weights, pass_sums)
+from ._models import (Augmented, LatentModel, _threads, check_examples, check_loss_matrix,
+                      check_prepared, check_weights, pass_sums)
 
 __all__ = ["RegionPartModel", "Regions", "PottsBias", "potts_select", "discover_parts",
            "part_unaries", "coherent_labels"]
