@@ -649,7 +649,7 @@ def test_simplex_qp_validates_its_input():
 def test_qp_returns_to_python_between_chunks(monkeypatch):
     """Ctrl-C: SMO runs in chunks of QP_CHUNK steps, so a KeyboardInterrupt raised between
     two kernel calls stops a long QP (and a fit, which leaves no fitted state)."""
-    import gmmfast.lssvm._cutting_plane as cp
+    import gmmfast.lssvm._simplex_qp as cp
     rng = np.random.default_rng(3)
     A = rng.normal(size=(40, 5))
     G, b = A @ A.T, rng.uniform(0, 1, 40)

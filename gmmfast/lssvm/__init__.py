@@ -25,11 +25,13 @@ of examples); inference then runs by enumeration.
 """
 from ._bcfw import BCFW
 from ._bounds import LSSVMBounds, MultifoldBias, lagrangian_select, subset_select
-from ._cutting_plane import CuttingPlane, SolveInfo, solve_simplex_qp
+from ._cutting_plane import CuttingPlane
 from ._learner import FirstBoundWarning, LatentInitWarning, LatentSSVM, named_latent_init
 from ._models import Augmented, Candidates, LatentModel, LatentMulticlassModel
 from ._regions import (PottsBias, RegionPartModel, Regions, coherent_labels, discover_parts,
                        part_unaries, potts_select)
+from ._simplex_qp import solve_simplex_qp
+from ._solver import SolveInfo
 
 __all__ = ["Augmented", "BCFW", "Candidates", "CuttingPlane", "FirstBoundWarning", "LSSVMBounds",
            "LatentInitWarning", "LatentModel", "LatentMulticlassModel", "LatentSSVM",

@@ -61,9 +61,10 @@ from .._validation import check_array, check_indices, check_int, check_real, int
 from ..core import Selection
 from ..latent import sample_latent, table_value
 from ._bcfw import BCFW
-from ._cutting_plane import CuttingPlane, SolveInfo
+from ._cutting_plane import CuttingPlane
 from ._dcd import DCD
 from ._models import Augmented
+from ._solver import SolveInfo
 
 __all__ = ["LSSVMBounds", "MultifoldBias", "lagrangian_select", "subset_select"]
 

@@ -33,7 +33,7 @@ work per variable. Such models must implement the batch methods themselves
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Optional, Tuple
+from typing import Any, Optional, Tuple
 
 import numpy as np
 
@@ -41,9 +41,6 @@ from .._kernels import _lssvm as K
 from .._kernels._common import openmp_max_threads
 from .._validation import (INT32_MAX, check_array, check_indices, check_inplace, check_int,
                            extent)
-
-if TYPE_CHECKING:
-    from ._dcd import WorkingSets
 
 __all__ = ["LatentModel", "LatentMulticlassModel", "Augmented", "Candidates"]
 
@@ -540,7 +537,7 @@ class LatentMulticlassModel(LatentModel):
                             X.shape[1] * C >= GEMM_MIN_SCORES)
 
     def dcd_epoch(self, data: Candidates, y: np.ndarray, idx: np.ndarray, z: np.ndarray,
-                  order: np.ndarray, w: np.ndarray, ws: "WorkingSets", block_gap: np.ndarray,
+                  order: np.ndarray, w: np.ndarray, ws: Any, block_gap: np.ndarray,
                   lam: float, max_inner: int) -> float:
         """One dual coordinate ascent pass (see :class:`gmmfast.lssvm.DCD`), in place.
 
@@ -561,7 +558,7 @@ class LatentMulticlassModel(LatentModel):
                            X.shape[1] * self.n_classes >= GEMM_MIN_SCORES)
 
     def dcd_state(self, data: Candidates, y: np.ndarray, idx: np.ndarray,
-                  ws: "WorkingSets") -> Tuple[np.ndarray, float]:
+                  ws: Any) -> Tuple[np.ndarray, float]:
         """(sum_r sum_k alpha_rk phi_rk, sum_r sum_k alpha_rk Delta_rk) of the dual state."""
         data, y, idx = self._batch(data, y, idx)
         self._check_ws(data, idx, ws)
@@ -569,9 +566,10 @@ class LatentMulticlassModel(LatentModel):
         ell = K.dcd_state(data.X, y, idx, self._loss, ws.y, ws.z, ws.alpha, ws.n, P)
         return P.reshape(-1), float(ell)
 
-    def _check_ws(self, data: Candidates, idx: np.ndarray, ws: "WorkingSets") -> None:
-        """The working sets the DCD kernels read: shapes, and labels / latent values in range
-        in every used slot."""
+    def _check_ws(self, data: Candidates, idx: np.ndarray, ws: Any) -> None:
+        """The working sets the DCD kernels read (arrays ``y``, ``z``, ``alpha`` of shape (m,
+        capacity) and ``n`` (m,), as the DCD solver keeps them): shapes, and labels / latent
+        values in range in every used slot."""
         m = idx.shape[0]
         cap = np.shape(ws.y)[1] if np.ndim(ws.y) == 2 else -1
         for name, arr, dt in (("ws.y", ws.y, np.int32), ("ws.z", ws.z, np.int32),
