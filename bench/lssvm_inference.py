@@ -20,7 +20,7 @@ from _common import alternate, markdown_table, write_results
 from gmmfast._kernels import _lssvm as K  # noqa: E402
 from gmmfast._validation import blas_single_threaded  # noqa: E402
 from gmmfast.lssvm import LatentMulticlassModel  # noqa: E402
-from gmmfast.lssvm import _models  # noqa: E402
+from gmmfast.lssvm import _multiclass  # noqa: E402
 
 REPEATS = 7
 
@@ -82,7 +82,7 @@ def main() -> None:
             t = alternate({"loop": call(False), "gemm": call(True)}, repeats=REPEATS)
         lo, ge = np.median(t["loop"]), np.median(t["gemm"])
         path_rows.append([L2, C2, L2 * C2, f"{m / lo:,.0f}", f"{m / ge:,.0f}",
-                          "gemm" if L2 * C2 >= _models.GEMM_MIN_SCORES else "loop"])
+                          "gemm" if L2 * C2 >= _multiclass.GEMM_MIN_SCORES else "loop"])
         print(path_rows[-1], flush=True)
     body = "\n".join([
         f"Loss-augmented inference over {n} examples with L = {L}, d = {d}, {C} classes "
@@ -103,7 +103,7 @@ def main() -> None:
         "Scoring in the epochs (float32, one thread, 2000 examples, d = 64): examples/s of "
         "one BCFW epoch (a visit scores one example, steps, and updates W) with the loop "
         "vectorised over classes and with one dgemm per example; the epochs take the gemm path "
-        f"when L x n_classes >= GEMM_MIN_SCORES = {_models.GEMM_MIN_SCORES}. (The pass above "
+        f"when L x n_classes >= GEMM_MIN_SCORES = {_multiclass.GEMM_MIN_SCORES}. (The pass above "
         "scores blocks of 8 examples by one dgemm, which was faster than the loop at every "
         "shape tried, d = 2 to 64.)",
         "",

@@ -27,7 +27,8 @@ from ._bcfw import BCFW
 from ._bounds import LSSVMBounds, MultifoldBias, lagrangian_select, subset_select
 from ._cutting_plane import CuttingPlane
 from ._learner import FirstBoundWarning, LatentInitWarning, LatentSSVM, named_latent_init
-from ._models import Augmented, Candidates, LatentModel, LatentMulticlassModel
+from ._models import Augmented, LatentModel
+from ._multiclass import Candidates, LatentMulticlassModel
 from ._regions import (PottsBias, RegionPartModel, Regions, coherent_labels, discover_parts,
                        part_unaries, potts_select)
 from ._simplex_qp import solve_simplex_qp
