@@ -29,8 +29,9 @@ from ._cutting_plane import CuttingPlane
 from ._learner import FirstBoundWarning, LatentInitWarning, LatentSSVM, named_latent_init
 from ._models import Augmented, LatentModel
 from ._multiclass import Candidates, LatentMulticlassModel
-from ._regions import (PottsBias, RegionPartModel, Regions, coherent_labels, discover_parts,
-                       part_unaries, potts_select)
+from ._part_init import coherent_labels, discover_parts, part_unaries
+from ._potts_bias import PottsBias, potts_select
+from ._regions import RegionPartModel, Regions
 from ._simplex_qp import solve_simplex_qp
 from ._solver import SolveInfo
 

@@ -13,7 +13,7 @@ from ..core import check_eta, check_max_iter, check_tol, generalized_mm
 from ._bounds import LSSVMBounds, MultifoldBias
 from ._dcd import check_dcd_model
 from ._models import LatentModel
-from ._regions import PottsBias
+from ._potts_bias import PottsBias
 
 METHODS = ("ccp", "gmm-random", "gmm-biased")
 RANDOM_BOUNDS = ("walk", "subset")
