@@ -29,8 +29,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from _common import alternate, markdown_table, write_results
-from gmmfast.lssvm import LatentSSVM  # noqa: E402
-from gmmfast.lssvm._bounds import LSSVMBounds  # noqa: E402
+from gmmfast.lssvm import LatentSSVM, LSSVMBounds  # noqa: E402
 from gmmfast.experiments.table3 import LAM, initial_labels, load_scenes  # noqa: E402
 
 N_ITER = 15

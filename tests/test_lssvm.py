@@ -10,9 +10,8 @@ from threadpoolctl import threadpool_limits
 
 from gmmfast.datasets import make_cluttered_digits
 from gmmfast.latent import table_value
-from gmmfast.lssvm import (LatentModel, LatentMulticlassModel, LatentSSVM, lagrangian_select,
-                           solve_simplex_qp, subset_select)
-from gmmfast.lssvm._bounds import budget_for
+from gmmfast.lssvm import (LatentModel, LatentMulticlassModel, LatentSSVM, budget_for,
+                           lagrangian_select, solve_simplex_qp, subset_select)
 
 
 # -- reference implementations ---------------------------------------------------------------

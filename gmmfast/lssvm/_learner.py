@@ -10,9 +10,10 @@ import numpy as np
 from .._base import BaseEstimator, _same
 from .._validation import blas_single_threaded, check_int, check_random_state, check_walk_steps
 from ..core import check_eta, check_max_iter, check_tol, generalized_mm
-from ._bounds import LSSVMBounds, MultifoldBias
 from ._dcd import check_dcd_model
+from ._family import LSSVMBounds
 from ._models import LatentModel
+from ._multifold import MultifoldBias
 from ._potts_bias import PottsBias
 
 METHODS = ("ccp", "gmm-random", "gmm-biased")
