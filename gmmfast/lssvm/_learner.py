@@ -102,8 +102,8 @@ class LatentSSVM(BaseEstimator):
     methods pick any bound whose value at the previous solution is at most
     v = eta F + (1 - eta) b of the previous iteration: at random
     ("gmm-random") or maximising a bias ("gmm-biased"; multi-fold MIL by
-    default, section 4.3). Each bound is minimised by the warm-started 1-slack
-    cutting-plane method.
+    default, section 4.3). Each bound is minimised by a warm-started bound
+    solver (``solver``; the 1-slack cutting plane by default).
 
     Parameters
     ----------
