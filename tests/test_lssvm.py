@@ -653,7 +653,7 @@ def test_qp_returns_to_python_between_chunks(monkeypatch):
     A = rng.normal(size=(40, 5))
     G, b = A @ A.T, rng.uniform(0, 1, 40)
     calls = []
-    real = cp.K.simplex_qp
+    real = cp.kernels.simplex_qp
 
     def chunked(*args):
         calls.append(args[-1])
@@ -663,7 +663,7 @@ def test_qp_returns_to_python_between_chunks(monkeypatch):
 
     monkeypatch.setattr(cp, "QP_CHUNK", 10)
     monkeypatch.setattr(cp, "_active_set", lambda *a, **k: None)   # leave the work to SMO
-    monkeypatch.setattr(cp.K, "simplex_qp", chunked)
+    monkeypatch.setattr(cp.kernels, "simplex_qp", chunked)
     with pytest.raises(KeyboardInterrupt):
         cp._qp(G, b, 1e-6, np.full(40, 1 / 40), 1e-12, 10_000_000)
     assert calls == [10, 10, 10]

@@ -21,6 +21,7 @@ from libc.stdint cimport int64_t
 from libc.math cimport INFINITY
 
 from ._common cimport floating
+# The latent-SVM kernels (_lssvm.pyx, _regions.pyx) start alike: the same imports and chunk constants.
 from ._gemm cimport block_rows_dot, rows_dot
 
 CHUNK = 64

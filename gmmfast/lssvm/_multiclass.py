@@ -15,7 +15,7 @@ from typing import Any, Optional, Tuple
 
 import numpy as np
 
-from .._kernels import _lssvm as K
+from .._kernels import _lssvm as kernels
 from .._validation import INT32_MAX, check_array, check_indices, check_inplace, check_int, extent
 from ._models import (Augmented, LatentModel, _threads, check_examples, check_loss_matrix,
                       check_prepared, check_weights, pass_sums)
@@ -185,11 +185,11 @@ class LatentMulticlassModel(LatentModel):
         y_hat = np.empty(m, dtype=np.int32)
         z_hat = np.empty(m, dtype=np.int32)
         tab = np.empty((m, L)) if table else np.empty((0, 0))
-        n_chunks = -(-m // K.CHUNK)
+        n_chunks = -(-m // kernels.CHUNK)
         slots = np.empty((n_chunks, C, d)) if phi else np.empty((0, 0, 0))
         loss_slots = np.empty(n_chunks if phi else 0)
         Lm = self._loss if augment else np.zeros((C, C))
-        K.augmented_pass(X, data.n_options, y, idx, WT, Lm, H, y_hat, z_hat, tab, slots,
+        kernels.augmented_pass(X, data.n_options, y, idx, WT, Lm, H, y_hat, z_hat, tab, slots,
                          loss_slots, _threads(m * L * d * C))
         phi_sum, loss_sum = pass_sums(self._loss, y, idx, y_hat, slots, loss_slots, phi, augment)
         return Augmented(H, y_hat, z_hat, tab if table else None, phi_sum, loss_sum)
@@ -198,7 +198,7 @@ class LatentMulticlassModel(LatentModel):
                      idx: np.ndarray) -> np.ndarray:
         data, y, idx = self._batch(data, y, idx)
         tab = np.empty((idx.shape[0], data.X.shape[1]))
-        K.latent_table(data.X, data.n_options, y, idx, self._W(data, w), tab,
+        kernels.latent_table(data.X, data.n_options, y, idx, self._W(data, w), tab,
                        _threads(tab.size * data.X.shape[2]))
         return tab
 
@@ -216,8 +216,8 @@ class LatentMulticlassModel(LatentModel):
         data, y, idx = self._batch(data, y, idx)
         z = self._latents(data, z, idx)
         X = data.X
-        slots = np.empty((-(-idx.shape[0] // K.CHUNK), self.n_classes, X.shape[2]))
-        K.phi_accumulate(X, y, z, idx, slots,
+        slots = np.empty((-(-idx.shape[0] // kernels.CHUNK), self.n_classes, X.shape[2]))
+        kernels.phi_accumulate(X, y, z, idx, slots,
                          _threads(idx.shape[0] * X.shape[2] * 16))
         return slots.sum(axis=0).reshape(-1)
 
@@ -231,7 +231,7 @@ class LatentMulticlassModel(LatentModel):
         W = check_inplace(w, "w", (C * d,)).reshape(C, d)
         P = check_inplace(P, "P", (m, C * d))
         ell = check_inplace(ell, "ell", (m,))
-        return K.bcfw_epoch(X, data.n_options, y, idx, order, self._loss, W,
+        return kernels.bcfw_epoch(X, data.n_options, y, idx, order, self._loss, W,
                             P.reshape(P.shape[0], C, d), ell, float(lam),
                             X.shape[1] * C >= GEMM_MIN_SCORES)
 
@@ -251,7 +251,7 @@ class LatentMulticlassModel(LatentModel):
         w = check_inplace(w, "w", (self.n_classes * X.shape[2],))
         block_gap = check_inplace(block_gap, "block_gap", (m,))
         self._check_ws(data, idx, ws)
-        return K.dcd_epoch(X, data.n_options, y, idx, z,
+        return kernels.dcd_epoch(X, data.n_options, y, idx, z,
                            order, self._loss, w.reshape(self.n_classes, X.shape[2]), ws.y, ws.z,
                            ws.alpha, ws.n, block_gap, float(lam), int(max_inner),
                            X.shape[1] * self.n_classes >= GEMM_MIN_SCORES)
@@ -262,7 +262,7 @@ class LatentMulticlassModel(LatentModel):
         data, y, idx = self._batch(data, y, idx)
         self._check_ws(data, idx, ws)
         P = np.empty((self.n_classes, data.X.shape[2]))
-        ell = K.dcd_state(data.X, y, idx, self._loss, ws.y, ws.z, ws.alpha, ws.n, P)
+        ell = kernels.dcd_state(data.X, y, idx, self._loss, ws.y, ws.z, ws.alpha, ws.n, P)
         return P.reshape(-1), float(ell)
 
     def _check_ws(self, data: Candidates, idx: np.ndarray, ws: Any) -> None:

@@ -16,7 +16,7 @@ from typing import Any, Dict, List, Tuple
 
 import numpy as np
 
-from .._kernels import _regions as K
+from .._kernels import _regions as kernels
 from .._validation import check_array, check_grid, check_indices, check_int
 from ..core import Selection
 from ..latent import table_value
@@ -128,7 +128,7 @@ def potts_select(costs: np.ndarray, budget: float, touching: np.ndarray,
     for start, v_start in starts:
         for mode in (0, 1):
             cand = np.ascontiguousarray(start, dtype=np.int32).copy()
-            K.greedy_moves(costs, cand, float(budget - v_start), H, W, -1, -1, mode)
+            kernels.greedy_moves(costs, cand, float(budget - v_start), H, W, -1, -1, mode)
             consider(cand)
     consider(_exchanges(costs, best[2], touching, budget - best[1], grid, exchanges))
     _, v, z, e = best
@@ -284,7 +284,7 @@ def _exchanges(costs: np.ndarray, z: np.ndarray, start: np.ndarray, slack: float
         z2 = z.copy()
         z2[i, r] = start[i, r]
         freed = float(costs[i, r, lab] - costs[i, r, start[i, r]])
-        left2 = K.greedy_moves(costs, z2, left + freed, H, W, i * R + r, lab, 0)
+        left2 = kernels.greedy_moves(costs, z2, left + freed, H, W, i * R + r, lab, 0)
         new = score(z2, left2)
         if new < cur:
             z, left, cur = z2, left2, new

@@ -22,7 +22,7 @@ from typing import Any, Optional, Tuple
 
 import numpy as np
 
-from .._kernels import _regions as K
+from .._kernels import _regions as kernels
 from .._validation import INT32_MAX, check_grid, check_indices, check_int, extent
 from ._models import (Augmented, LatentModel, _threads, check_examples, check_loss_matrix,
                       check_prepared, check_weights, pass_sums)
@@ -190,11 +190,11 @@ class RegionPartModel(LatentModel):
         y_hat = np.empty(m, dtype=np.int32)
         z_hat = np.empty((m, R), dtype=np.int32)
         tab = np.empty((m, R, P)) if table else np.empty((0, 0, 0))
-        n_chunks = -(-m // K.CHUNK)
+        n_chunks = -(-m // kernels.CHUNK)
         slots = np.empty((n_chunks, self.n_filters * d + C * P)) if phi else np.empty((0, 0))
         loss_slots = np.empty(n_chunks if phi else 0)
         Lm = self._loss if augment else np.zeros((C, C))
-        K.augmented_pass(X, y, idx, UT, V, Lm, H, y_hat, z_hat, tab, slots, loss_slots,
+        kernels.augmented_pass(X, y, idx, UT, V, Lm, H, y_hat, z_hat, tab, slots, loss_slots,
                          self._work(data, m))
         phi_sum, loss_sum = pass_sums(self._loss, y, idx, y_hat, slots, loss_slots, phi, augment)
         return Augmented(H, y_hat, z_hat, tab if table else None, phi_sum, loss_sum)
@@ -206,7 +206,7 @@ class RegionPartModel(LatentModel):
         X = data.X
         U, V = self.split(w, X.shape[2])
         tab = np.empty((idx.shape[0], X.shape[1], self.n_parts))
-        K.latent_table(X, y, idx, np.ascontiguousarray(U.T), np.ascontiguousarray(V), tab,
+        kernels.latent_table(X, y, idx, np.ascontiguousarray(U.T), np.ascontiguousarray(V), tab,
                        self._work(data, idx.shape[0]))
         return tab
 
@@ -218,8 +218,8 @@ class RegionPartModel(LatentModel):
         z = check_indices(np.reshape(z, (m, X.shape[1])) if np.size(z) == m * X.shape[1] else z,
                           "z", (m, X.shape[1]), self.n_parts)
         D = self.size_joint_feature(data)
-        slots = np.empty((-(-m // K.CHUNK), D))
-        K.phi_accumulate(X, y, z, idx, self.n_parts, self.n_classes, slots,
+        slots = np.empty((-(-m // kernels.CHUNK), D))
+        kernels.phi_accumulate(X, y, z, idx, self.n_parts, self.n_classes, slots,
                          _threads(m * X.shape[1] * X.shape[2] * 16), not self.shared_parts)
         return slots.sum(axis=0)
 

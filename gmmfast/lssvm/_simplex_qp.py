@@ -11,7 +11,7 @@ from typing import Any, Optional, Tuple
 
 import numpy as np
 
-from .._kernels import _lssvm as K
+from .._kernels import _lssvm as kernels
 from .._validation import check_array, check_int, check_real
 
 __all__ = ["solve_simplex_qp"]
@@ -200,7 +200,7 @@ def _qp(G: np.ndarray, b: np.ndarray, lam: float, alpha: np.ndarray, tol: float,
     done, fw = 0, np.inf
     while done < max_iter:
         chunk = min(QP_CHUNK, max_iter - done)
-        steps, fw = K.simplex_qp(G, b, lam, alpha, tol, chunk)
+        steps, fw = kernels.simplex_qp(G, b, lam, alpha, tol, chunk)
         done += steps
         if steps < chunk:            # converged, or no step can make progress
             break

@@ -6,13 +6,13 @@ from typing import Any, Optional, Tuple, Union
 
 import numpy as np
 
-from .._kernels import _potts as K
+from .._kernels import _potts as kernels
 from .._kernels._common import openmp_max_threads
 from .._validation import (INT32_MAX, check_array, check_grid, check_int, check_real,
                            check_threads, integer_array)
 
 #: Largest grid alpha-expansion takes (H * W nodes; its arc indices are int).
-MAX_NODES = K.MAX_NODES
+MAX_NODES = kernels.MAX_NODES
 #: Largest trace alpha_expansion(return_trace=True) allocates.
 _TRACE_BYTES = 1 << 30
 
@@ -92,7 +92,7 @@ def potts_energy(labels: Any, *, n_threads: Optional[int] = None) -> Union[int, 
         batch = batch.astype(np.int64)  # a bijection on the values: inequalities are kept
     batch = np.ascontiguousarray(batch)
     out = np.zeros(batch.shape[0], dtype=np.int64)
-    K.potts_energy_batch(batch, out, _check_threads(n_threads, batch.shape[0]))
+    kernels.potts_energy_batch(batch, out, _check_threads(n_threads, batch.shape[0]))
     return int(out[0]) if single else out
 
 
@@ -193,7 +193,7 @@ def alpha_expansion(unary: Any, lam: float, labels0: Any = None, max_cycles: int
     energy = np.empty(n, dtype=np.float64)
     trace = (np.full((n, max_moves + 1), np.nan) if return_trace
              else np.empty((1, 1), dtype=np.float64))
-    K.alpha_expansion_batch(U, lam, z0, have_start, max_moves, labels, energy,
+    kernels.alpha_expansion_batch(U, lam, z0, have_start, max_moves, labels, energy,
                             trace, bool(return_trace), threads)
     if single:
         out = (labels[0], float(energy[0]))
