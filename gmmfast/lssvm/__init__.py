@@ -24,7 +24,7 @@ A model written in plain Python subclasses :class:`LatentModel` and defines
 of examples); inference then runs by enumeration.
 """
 # Layers, each importing only from those before it: the models (_models, _multiclass,
-# _regions); the solver interface (_solver) and the solvers (_simplex_qp, _cutting_plane,
+# _region_model); the solver interface (_solver) and the solvers (_simplex_qp, _cutting_plane,
 # _bcfw, _dcd); the bound family and its selections (_select, _family) and biases
 # (_multifold, _potts_bias); the learner (_learner). The scene initialisations (_part_init)
 # use the models only.
@@ -37,7 +37,7 @@ from ._multiclass import Candidates, LatentMulticlassModel
 from ._multifold import MultifoldBias
 from ._part_init import coherent_labels, discover_parts, part_unaries
 from ._potts_bias import PottsBias, potts_select
-from ._regions import RegionPartModel, Regions
+from ._region_model import RegionPartModel, Regions
 from ._select import budget_for, lagrangian_select, subset_select
 from ._simplex_qp import solve_simplex_qp
 from ._solver import SolveInfo

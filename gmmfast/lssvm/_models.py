@@ -15,7 +15,7 @@ a label ``y`` in ``0..n_classes-1`` and a latent value ``z``, the label loss
 examples), ``size_joint_feature`` and ``joint_feature``; it is slow but
 exact. :class:`LatentMulticlassModel` (the paper's latent-location model,
 in ``_multiclass.py``) and :class:`RegionPartModel` (the scene model, in
-``_regions.py``) run the same methods in Cython. Ties are broken the same
+``_region_model.py``) run the same methods in Cython. Ties are broken the same
 way everywhere: the first maximum in the order z, then y.
 
 Latent variables. By default an example has one latent variable, an int in

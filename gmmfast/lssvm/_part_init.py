@@ -15,7 +15,7 @@ import numpy as np
 from .._validation import check_data, check_grid, check_int, check_real
 from ..potts import alpha_expansion
 from ._models import check_examples
-from ._regions import REGION_FEATURES
+from ._region_model import REGION_FEATURES
 
 __all__ = ["coherent_labels", "discover_parts", "part_unaries"]
 
