@@ -17,9 +17,9 @@ import numpy as np
 from _common import markdown_table, write_results
 from gmmfast.core import generalized_mm  # noqa: E402
 from gmmfast.datasets import make_cluttered_digits  # noqa: E402
-from gmmfast.lssvm import LatentMulticlassModel, LSSVMBounds, MultifoldBias  # noqa: E402
+from gmmfast.lssvm import (LatentMulticlassModel, LSSVMBounds, MultifoldBias,  # noqa: E402
+                           named_latent_init)
 from gmmfast.experiments.table2 import DIGITS_DEFAULTS, LAM, cv_folds, split  # noqa: E402
-from gmmfast.lssvm._learner import named_latent_init  # noqa: E402
 
 INIT = "top-left"
 FOLD = 0

@@ -18,6 +18,10 @@ Every run starts from the coherent labels with Potts weight 0.5, lambda = 10,
 eta = 0.1, cutting-plane gap 1e-4 (at most 1000 planes), 15 iterations
 (tol = 0, so no run stops early), one thread.
 
+Question 2 times the region model's kernel, ``gmmfast._kernels._regions.augmented_pass``,
+with preallocated outputs and a given thread count: the one internal import of this script
+(the model's public ``loss_augmented`` allocates its outputs and chooses the threads itself).
+
 Run: python bench/scenes_iteration.py
 """
 from __future__ import annotations
@@ -29,8 +33,8 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from _common import alternate, markdown_table, write_results
-from gmmfast.lssvm import LatentSSVM  # noqa: E402
-from gmmfast.lssvm._bounds import LSSVMBounds  # noqa: E402
+from gmmfast._kernels import _regions as KR  # noqa: E402
+from gmmfast.lssvm import LatentSSVM, LSSVMBounds  # noqa: E402
 from gmmfast.experiments.table3 import LAM, initial_labels, load_scenes  # noqa: E402
 
 N_ITER = 15
@@ -123,7 +127,6 @@ def main() -> None:
     same = (np.allclose(ours.H, ref[0], rtol=1e-12, atol=1e-10)
             and np.array_equal(ours.y_hat, ref[1]) and np.array_equal(ours.z_hat, ref[2]))
     threads = os.cpu_count() or 1
-    from gmmfast._kernels import _regions as KR
     X = data.X
     n, R, d = X.shape
     UT = np.ascontiguousarray(U.T)

@@ -27,8 +27,7 @@ import numpy as np
 
 from _common import markdown_table, write_results
 from gmmfast.latent import sample_latent, table_value  # noqa: E402
-from gmmfast.lssvm import LatentSSVM, potts_select  # noqa: E402
-from gmmfast.lssvm._bounds import LSSVMBounds, budget_for  # noqa: E402
+from gmmfast.lssvm import LatentSSVM, LSSVMBounds, budget_for, potts_select  # noqa: E402
 from gmmfast.experiments.table3 import LAM, initial_labels, load_scenes  # noqa: E402
 from gmmfast.potts import potts_energy  # noqa: E402
 

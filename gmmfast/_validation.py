@@ -333,6 +333,48 @@ def check_grid(grid: Any, name: str = "grid") -> Tuple[int, int]:
     return int(grid[0]), int(grid[1])
 
 
+# -- integer arrays and buffers updated in place (what kernels index by and write to) --------
+def integer_array(a: Any, name: str) -> np.ndarray:
+    """``a`` as an array of integers (any shape), else a ValueError naming ``name``."""
+    try:
+        arr = np.asarray(a)
+    except (ValueError, TypeError) as exc:        # ragged nested sequences
+        raise ValueError(f"{name} must be an array of integers: {exc}") from None
+    if arr.dtype.kind not in "iu":
+        raise ValueError(f"{name} must be an array of integers, got dtype {arr.dtype}.")
+    return arr
+
+
+def check_indices(a: Any, name: str, shape: Optional[Tuple[int, ...]], high: Any, *,
+                  dtype: Any = np.int32) -> np.ndarray:
+    """``a`` as a C-contiguous ``dtype`` array of ``shape`` (None: any 1-D) with
+    0 <= a < high (high may be an array broadcast against a); a ValueError naming ``name``
+    otherwise."""
+    arr = integer_array(a, name)
+    if shape is None:
+        if arr.ndim != 1:
+            raise ValueError(f"{name} must be a 1-D array, got shape {arr.shape}.")
+    elif arr.shape != tuple(shape):
+        raise ValueError(f"{name} must have shape {tuple(shape)}, got {arr.shape}.")
+    if arr.size and ((arr < 0).any() or (arr >= high).any()):
+        bad = np.argwhere((arr < 0) | (arr >= high))[0]
+        at = tuple(int(i) for i in bad)
+        lim = np.broadcast_to(np.asarray(high), arr.shape)[at]
+        raise ValueError(f"{name}{list(at)} = {arr[at]} is out of range [0, {lim}).")
+    return np.ascontiguousarray(arr, dtype=dtype)
+
+
+def check_inplace(a: Any, name: str, shape: Tuple[int, ...]) -> np.ndarray:
+    """An array updated in place: must already be C-contiguous float64 of ``shape``."""
+    if not (isinstance(a, np.ndarray) and a.dtype == np.float64 and a.flags.c_contiguous
+            and a.shape == tuple(shape)):
+        got = (f"{a.dtype} array of shape {a.shape}" if isinstance(a, np.ndarray)
+               else type(a).__name__)
+        raise ValueError(f"{name} must be a C-contiguous float64 array of shape {tuple(shape)} "
+                         f"(it is updated in place), got {got}.")
+    return a
+
+
 try:
     from sklearn.exceptions import ConvergenceWarning
 except ImportError:  # pragma: no cover - exercised only without scikit-learn

@@ -10,9 +10,8 @@ from threadpoolctl import threadpool_limits
 
 from gmmfast.datasets import make_cluttered_digits
 from gmmfast.latent import table_value
-from gmmfast.lssvm import (LatentModel, LatentMulticlassModel, LatentSSVM, lagrangian_select,
-                           solve_simplex_qp, subset_select)
-from gmmfast.lssvm._bounds import budget_for
+from gmmfast.lssvm import (LatentModel, LatentMulticlassModel, LatentSSVM, budget_for,
+                           lagrangian_select, solve_simplex_qp, subset_select)
 
 
 # -- reference implementations ---------------------------------------------------------------
@@ -649,12 +648,12 @@ def test_simplex_qp_validates_its_input():
 def test_qp_returns_to_python_between_chunks(monkeypatch):
     """Ctrl-C: SMO runs in chunks of QP_CHUNK steps, so a KeyboardInterrupt raised between
     two kernel calls stops a long QP (and a fit, which leaves no fitted state)."""
-    import gmmfast.lssvm._cutting_plane as cp
+    import gmmfast.lssvm._simplex_qp as cp
     rng = np.random.default_rng(3)
     A = rng.normal(size=(40, 5))
     G, b = A @ A.T, rng.uniform(0, 1, 40)
     calls = []
-    real = cp.K.simplex_qp
+    real = cp.kernels.simplex_qp
 
     def chunked(*args):
         calls.append(args[-1])
@@ -664,7 +663,7 @@ def test_qp_returns_to_python_between_chunks(monkeypatch):
 
     monkeypatch.setattr(cp, "QP_CHUNK", 10)
     monkeypatch.setattr(cp, "_active_set", lambda *a, **k: None)   # leave the work to SMO
-    monkeypatch.setattr(cp.K, "simplex_qp", chunked)
+    monkeypatch.setattr(cp.kernels, "simplex_qp", chunked)
     with pytest.raises(KeyboardInterrupt):
         cp._qp(G, b, 1e-6, np.full(40, 1 / 40), 1e-12, 10_000_000)
     assert calls == [10, 10, 10]

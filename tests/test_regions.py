@@ -10,9 +10,8 @@ from threadpoolctl import threadpool_limits
 
 from gmmfast.datasets import make_scenes
 from gmmfast.latent import sample_latent, table_value
-from gmmfast.lssvm import (LatentSSVM, PottsBias, RegionPartModel, coherent_labels,
+from gmmfast.lssvm import (LatentSSVM, LSSVMBounds, PottsBias, RegionPartModel, coherent_labels,
                            discover_parts, part_unaries, potts_select, subset_select)
-from gmmfast.lssvm._bounds import LSSVMBounds
 from gmmfast.potts import alpha_expansion, potts_energy
 
 

@@ -94,6 +94,7 @@ cdef inline double sqdist(const floating* x, const floating* c, Py_ssize_t d) no
     return (s0 + s1) + (s2 + s3)
 
 
+# Kernel twin, kept for speed: sqdist with the residual w (x - c) fused in (one read of x); the arithmetic of the distance must stay identical (a labeling has one cost).
 cdef inline double sqdist_resid(const floating* x, const floating* c, Py_ssize_t d, double w,
                                 double* resid) noexcept nogil:
     """sqdist(x, c, d), exactly, adding w (x - c) to resid[0..d-1] on the way."""

@@ -373,6 +373,7 @@ def kmeans_pass(const floating[:, ::1] X, const floating[::1] sample_weight,
         for s in prange(n_slots, schedule="dynamic"):
             c0 = s * n_chunks // n_slots
             c1 = (s + 1) * n_chunks // n_slots
+# Kernel twin, kept for speed: the slot layout and zeroing of the CSR pass (_sparse.pyx csr_pass), the same slots for dense and sparse rows.
             if with_sums:
                 for j in range(k):
                     slot_weight[s, j] = 0.0
@@ -622,6 +623,7 @@ def walk_start(const floating[:, ::1] X, const floating[::1] sample_weight,
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1], k = centers.shape[0]
     cdef Py_ssize_t n_blocks = block_slack.shape[0]
     cdef Py_ssize_t b, lo
+    # walk_start and walk check the same chain buffers (twins of one shape check).
     if sample_weight.shape[0] != n or labels.shape[0] != n or costs.shape[0] != n \
             or centers.shape[1] != d or block_size < 1 or n_blocks != (n + block_size - 1) // block_size \
             or block_total.shape[0] != n_blocks or block_budget.shape[0] != n_blocks \
@@ -676,6 +678,7 @@ cdef int64_t _walk_block(const floating* X, const floating* sw, const floating* 
             c = sw[i] * (t0 * t0 + t1 * t1)
         else:
             c = sw[i] * sqdist(X + i * d, C + j * d, d)
+# Kernel twin, kept for speed: the accept step of every walk (_walks.pyx local_walk, _latent.pyx), inlined in each chain.
         nt = total + (c - costs[i])
         if nt <= budget:
             labels[i] = j
@@ -701,6 +704,7 @@ def walk(const floating[:, ::1] X, const floating[::1] sample_weight,
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1], k = centers.shape[0]
     cdef Py_ssize_t n_blocks = block_steps.shape[0]
     cdef Py_ssize_t b, lo
+    # walk_start and walk check the same chain buffers (twins of one shape check).
     if sample_weight.shape[0] != n or labels.shape[0] != n or costs.shape[0] != n \
             or centers.shape[1] != d or block_size < 1 or n_blocks != (n + block_size - 1) // block_size \
             or block_total.shape[0] != n_blocks or block_budget.shape[0] != n_blocks \

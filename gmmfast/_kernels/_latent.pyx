@@ -45,6 +45,7 @@ cdef int64_t _walk_block(const double* costs, Py_ssize_t m, const int* n_options
         zi = labels[i]
         if j >= zi:
             j = j + 1
+# Kernel twin, kept for speed: the accept step of every walk (_kmeans.pyx, _walks.pyx).
         nt = total + (costs[i * m + j] - costs[i * m + zi])
         if nt <= budget:
             labels[i] = j
@@ -89,6 +90,7 @@ def walk(const double[:, ::1] costs, const int[::1] n_options, int[::1] labels,
             lo = b * block_size
             hi = min(lo + block_size, n)
             total = 0.0
+# Kernel twin, kept for speed: a chain's start, as in _kmeans.pyx walk_start (costs come from a table here).
             for i in range(lo, hi):
                 total = total + costs[i, labels[i]]
             running[b] = total

@@ -21,6 +21,7 @@ from libc.stdint cimport int64_t
 from libc.math cimport INFINITY
 
 from ._common cimport floating
+# The latent-SVM kernels (_lssvm.pyx, _regions.pyx) start alike: the same imports and chunk constants.
 from ._gemm cimport block_rows_dot, rows_dot
 
 CHUNK = 64
@@ -98,7 +99,7 @@ def augmented_pass(const floating[:, :, ::1] X, const int[::1] n_options, const 
     With a zero ``loss`` this is plain inference. WT is W transposed, (d, C).
     The scores come from one BLAS dgemm per block of _BLOCK examples (padded
     candidates are scored too), faster at every shape measured than a loop per
-    example (bench/results/lssvm_inference.md).
+    example.
     """
     cdef Py_ssize_t m = idx.shape[0], L = X.shape[1], d = X.shape[2], C = WT.shape[1]
     cdef Py_ssize_t n_chunks = (m + _CHUNK - 1) // _CHUNK
@@ -457,8 +458,8 @@ def dcd_epoch(const floating[:, :, ::1] X, const int[::1] n_options, const int[:
     the set's alpha with the other examples fixed, by pairwise (SMO) steps with exact line
     search on the gradient g_k = w.phi_k + Delta(y_i, y'_k) (scaled by 1/m), until the
     largest violation is 0 or ``max_inner`` steps (the steps converge to the exact
-    sub-problem solution; a few per visit are cheaper overall, bench/results/
-    lssvm_crammer_singer.md); W moves by the net change. With one candidate per example
+    sub-problem solution; a few per visit are cheaper overall, as measured on the
+    Crammer-Singer check); W moves by the net change. With one candidate per example
     this is the sequential dual method of Keerthi et al. (2008) for the Crammer-Singer SVM.
     Sequential: results depend only on ``order``. block_gap[r] is set, for the visited
     r, to the block duality gap (H_r - sum_k alpha_rk g_k) / m met before the step (0 when

@@ -228,6 +228,7 @@ cdef bint _maxflow(Work* w) noexcept nogil:
                     return True
             p = queue[head]
             t = tree[p]
+            # Kernel twin, kept for speed: the source and sink trees grow by mirrored loops (the sink tree along reversed arcs); an inline helper would cost the innermost loop of the max-flow.
             if t == SRC:
                 for d in range(4):
                     if rc[4 * p + d] <= 0:

@@ -25,6 +25,7 @@ from libc.math cimport INFINITY
 import numpy as np
 
 from ._common cimport floating
+# The latent-SVM kernels (_lssvm.pyx, _regions.pyx) start alike: the same imports and chunk constants.
 from ._gemm cimport block_rows_dot, rows_dot
 
 #: Positions per chunk (one slot of joint-feature sums each); depends on nothing but n.

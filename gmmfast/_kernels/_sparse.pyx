@@ -166,6 +166,7 @@ def csr_pass(const floating[::1] data, const index_t[::1] indices, const index_t
         for s in prange(n_slots, schedule="dynamic"):
             c0 = s * n_chunks // n_slots
             c1 = (s + 1) * n_chunks // n_slots
+# Kernel twin, kept for speed: the slot layout and zeroing of the dense pass (_kmeans.pyx kmeans_pass).
             if with_sums:
                 for j in range(k):
                     slot_weight[s, j] = 0.0

@@ -115,6 +115,7 @@ cdef int64_t _local_block(const floating* X, const floating* sw, const floating*
             q_rev = q_unif + (1.0 - eps) / dj
             if q_rev < q_fwd and gmm_rng_uniform(&state) * q_fwd >= q_rev:
                 continue
+# Kernel twin, kept for speed: the accept step of every walk (_kmeans.pyx _walk_block, _latent.pyx).
         labels[i] = j
         costs[i] = c
         total = nt
@@ -223,6 +224,7 @@ def gibbs_moments(const double[:, ::1] delta, double beta, double[::1] chunk_mea
             accv = 0.0
             for i in range(i0, i1):
                 lo = _row_min(&delta[i, 0], m)
+# Kernel twin, kept for speed: the Gibbs moments and the Gibbs draw below scan a row's candidates alike.
                 z = 0.0
                 s1 = 0.0
                 s2 = 0.0

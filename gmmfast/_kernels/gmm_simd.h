@@ -155,6 +155,7 @@ static void gmm_argmin2_d(int level, const double *X, const int64_t *rows, intpt
     gmm_argmin2_d_base(X, rows, n, d, CT, csq, kp, labels, best, second);
 }
 
+/* Kernel twin, kept for speed: the float dispatcher mirrors the double one (C has no templates). */
 static void gmm_argmin2_f(int level, const float *X, const int64_t *rows, intptr_t n,
                           intptr_t d, const float *CT, const float *csq, intptr_t kp,
                           int *labels, float *best, float *second) {

@@ -31,8 +31,8 @@ def add_parser(sub) -> None:
                    help="seeds of the random initialisation and of G-MM random's bounds")
     p.add_argument("--eta", type=float, default=0.1, help="G-MM progress coefficient")
     p.add_argument("--lam", type=float, default=None,
-                   help="LS-SVM lambda (default: the oracle's, bench/results/"
-                        "scenes_calibration.md; 10 with --quick)")
+                   help="LS-SVM lambda (default: 10, the oracle's best by validation on "
+                        "the default scenes)")
     p.add_argument("--noise", type=float, default=None,
                    help="pixel noise of the generator (default: make_texture_scenes' "
                         "default)")

@@ -26,7 +26,7 @@ from typing import Any, Optional, Tuple
 
 import numpy as np
 
-from .._kernels import _walks as W
+from .._kernels import _walks as walk_kernels
 from .._kernels._common import openmp_max_threads
 from .._validation import (check_centers, check_data, check_int, check_random_state, check_real,
                            check_sample_weight, draw_seed)
@@ -122,8 +122,8 @@ def local_walk(X: np.ndarray, sw: np.ndarray, centers: np.ndarray, labels: np.nd
                n_threads: int) -> int:
     """Run the center-graph Metropolis-Hastings walk in place; return the accepted moves."""
     def step(todo, total, budget, rng, accepted):
-        W.local_walk(X, sw, centers, graph[0], graph[1], float(eps), labels, costs, block_size,
-                     todo, total, budget, rng, accepted, n_threads)
+        walk_kernels.local_walk(X, sw, centers, graph[0], graph[1], float(eps), labels, costs,
+                                block_size, todo, total, budget, rng, accepted, n_threads)
 
     return walk_rounds(X, sw, centers, labels, costs, block_size, slack, n_steps, seed,
                        n_threads, step)
@@ -232,9 +232,9 @@ def sample_assignment(X: Any, centers: Any, labels: Any, budget: float, n_steps:
 
 
 def _moments(delta: np.ndarray, beta: float, n_threads: int) -> Tuple[float, float]:
-    n_chunks = -(-delta.shape[0] // W.CHUNK)
+    n_chunks = -(-delta.shape[0] // walk_kernels.CHUNK)
     mean, var = np.empty(n_chunks), np.empty(n_chunks)
-    W.gibbs_moments(delta, beta, mean, var, n_threads)
+    walk_kernels.gibbs_moments(delta, beta, mean, var, n_threads)
     return math.fsum(mean), math.fsum(var)
 
 
@@ -305,11 +305,11 @@ def gibbs_sample(X: np.ndarray, sw: np.ndarray, centers: np.ndarray, start: np.n
         return labels, costs, exact_costs(labels, costs), 0, math.inf
     cand = np.empty((n, width), dtype=np.int32)
     delta = np.empty((n, width))
-    W.candidate_deltas(X, sw, centers, start, indptr, indices, cand, delta, n_threads)
+    walk_kernels.candidate_deltas(X, sw, centers, start, indptr, indices, cand, delta, n_threads)
     beta, _ = solve_beta(delta, slack, n_threads, beta0)
     labels = np.empty(n, dtype=np.int32)
     drawn = np.empty(n)
-    W.gibbs_draw(cand, delta, beta, labels, drawn, seed, n_threads)
+    walk_kernels.gibbs_draw(cand, delta, beta, labels, drawn, seed, n_threads)
     value = exact_costs(labels, costs)
     if value > budget:
         moved = np.flatnonzero(labels != start)

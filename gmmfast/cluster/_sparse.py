@@ -13,7 +13,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from .._kernels import _sparse as S
+from .._kernels import _sparse as sparse_kernels
 from .._validation import check_magnitude, check_not_empty, float_dtype_for
 from ._pass import ClusterSums, Pass, n_slots, total
 
@@ -77,7 +77,7 @@ class CSRData:
         self.shape = X.shape
         self.dtype = X.dtype
         self.xsq = np.empty(X.shape[0])
-        S.row_norms(self.data, self.indices, self.indptr, self.xsq)
+        sparse_kernels.row_norms(self.data, self.indices, self.indptr, self.xsq)
 
     def __getitem__(self, rows: Any) -> np.ndarray:
         if np.ndim(rows) == 0:
@@ -99,7 +99,7 @@ class CSRData:
 def pp_step(X: CSRData, sample_weight: np.ndarray, closest: np.ndarray, CT: np.ndarray,
             update: bool, chunk_pot: np.ndarray, chunk_gain: np.ndarray, n_threads: int) -> None:
     """The k-means++ pass of :func:`gmmfast._kernels._kmeans.pp_step` over CSR rows."""
-    S.pp_step(X.data, X.indices, X.indptr, sample_weight, X.xsq, closest,
+    sparse_kernels.pp_step(X.data, X.indices, X.indptr, sample_weight, X.xsq, closest,
               np.ascontiguousarray(CT, dtype=np.float64), update, chunk_pot, chunk_gain,
               n_threads)
 
@@ -140,10 +140,10 @@ def csr_assign(X: CSRData, sw: np.ndarray, centers: np.ndarray, n_threads: int, 
     pass produced ``old_labels``) rows whose label provably stays are not searched."""
     n, d = X.shape
     k = centers.shape[0]
-    n_chunks = -(-n // S.CHUNK)
+    n_chunks = -(-n // sparse_kernels.CHUNK)
     labels = (np.full(n, -1, dtype=np.int32) if old_labels is None
               else np.array(old_labels, dtype=np.int32))
-    CT, csq = S.center_layout(centers)
+    CT, csq = sparse_kernels.center_layout(centers)
     slots = n_slots(n, k, d) if with_sums else 0
     sums = np.empty((slots, k, d))
     weight = np.empty((slots, k))
@@ -155,9 +155,11 @@ def csr_assign(X: CSRData, sw: np.ndarray, centers: np.ndarray, n_threads: int, 
     if bounds is not None and old_labels is not None:
         prune, drift, other = bounds.drifts(centers)
     none = np.empty(0)
-    S.csr_pass(X.data, X.indices, X.indptr, sw, X.xsq, CT, csq, k, labels, chunk, changed,
-               searched, sums, weight, cost, none if bounds is None else bounds.upper,
-               none if bounds is None else bounds.lower, drift, other, prune, n_threads)
+    sparse_kernels.csr_pass(X.data, X.indices, X.indptr, sw, X.xsq, CT, csq, k, labels, chunk,
+                            changed, searched, sums, weight, cost,
+                            none if bounds is None else bounds.upper,
+                            none if bounds is None else bounds.lower, drift, other, prune,
+                            n_threads)
     if bounds is not None:
         bounds.centers = centers.astype(np.float64)
     objective = total(chunk)
@@ -174,16 +176,16 @@ def csr_assign(X: CSRData, sw: np.ndarray, centers: np.ndarray, n_threads: int, 
 def csr_label_distances(X: CSRData, centers: np.ndarray, labels: np.ndarray,
                         n_threads: int) -> np.ndarray:
     """||x_i - c_{labels_i}||^2 of every row (unweighted), float64."""
-    CT, csq = S.center_layout(centers)
+    CT, csq = sparse_kernels.center_layout(centers)
     out = np.empty(X.shape[0])
-    S.label_distances(X.data, X.indices, X.indptr, X.xsq, CT, csq,
+    sparse_kernels.label_distances(X.data, X.indices, X.indptr, X.xsq, CT, csq,
                       np.ascontiguousarray(labels, dtype=np.int32), out, n_threads)
     return out
 
 
 def csr_distances(X: CSRData, centers: np.ndarray, n_threads: int) -> np.ndarray:
     """Euclidean distances of every row to every center, shape (n, k), X's dtype."""
-    CT, csq = S.center_layout(centers)
+    CT, csq = sparse_kernels.center_layout(centers)
     out = np.empty((X.shape[0], centers.shape[0]), dtype=X.dtype)
-    S.distances(X.data, X.indices, X.indptr, X.xsq, CT, csq, out, n_threads)
+    sparse_kernels.distances(X.data, X.indices, X.indptr, X.xsq, CT, csq, out, n_threads)
     return out

@@ -23,17 +23,28 @@ A model written in plain Python subclasses :class:`LatentModel` and defines
 ``joint_feature(x, y, z)`` (and ``prepare(X)`` if its input is not a sequence
 of examples); inference then runs by enumeration.
 """
+# Layers, each importing only from those before it: the models (_models, _multiclass,
+# _region_model); the solver interface (_solver) and the solvers (_simplex_qp, _cutting_plane,
+# _bcfw, _dcd); the bound family and its selections (_select, _family) and biases
+# (_multifold, _potts_bias); the learner (_learner). The scene initialisations (_part_init)
+# use the models only.
 from ._bcfw import BCFW
-from ._bounds import LSSVMBounds, MultifoldBias, lagrangian_select, subset_select
-from ._cutting_plane import CuttingPlane, SolveInfo, solve_simplex_qp
+from ._cutting_plane import CuttingPlane
+from ._family import LSSVMBounds
 from ._learner import FirstBoundWarning, LatentInitWarning, LatentSSVM, named_latent_init
-from ._models import Augmented, Candidates, LatentModel, LatentMulticlassModel
-from ._regions import (PottsBias, RegionPartModel, Regions, coherent_labels, discover_parts,
-                       part_unaries, potts_select)
+from ._models import Augmented, LatentModel
+from ._multiclass import Candidates, LatentMulticlassModel
+from ._multifold import MultifoldBias
+from ._part_init import coherent_labels, discover_parts, part_unaries
+from ._potts_bias import PottsBias, potts_select
+from ._region_model import RegionPartModel, Regions
+from ._select import budget_for, lagrangian_select, subset_select
+from ._simplex_qp import solve_simplex_qp
+from ._solver import SolveInfo
 
 __all__ = ["Augmented", "BCFW", "Candidates", "CuttingPlane", "FirstBoundWarning", "LSSVMBounds",
            "LatentInitWarning", "LatentModel", "LatentMulticlassModel", "LatentSSVM",
            "MultifoldBias", "PottsBias",
-           "RegionPartModel", "Regions", "SolveInfo", "coherent_labels", "discover_parts",
-           "lagrangian_select", "named_latent_init", "part_unaries", "potts_select",
-           "solve_simplex_qp", "subset_select"]
+           "RegionPartModel", "Regions", "SolveInfo", "budget_for", "coherent_labels",
+           "discover_parts", "lagrangian_select", "named_latent_init", "part_unaries",
+           "potts_select", "solve_simplex_qp", "subset_select"]

@@ -22,8 +22,8 @@ from typing import Any, Optional, Tuple
 
 import numpy as np
 
-from ._cutting_plane import BoundSolver, SolveInfo
 from ._models import Augmented
+from ._solver import BoundSolver, SolveInfo
 
 __all__ = ["BCFW"]
 

@@ -1,6 +1,7 @@
 """LatentSSVM: latent structural SVMs trained by CCP or by G-MM (random or biased bounds)."""
 from __future__ import annotations
 
+import math
 import numbers
 import warnings
 from typing import Any, Callable, Optional, Union
@@ -8,12 +9,14 @@ from typing import Any, Callable, Optional, Union
 import numpy as np
 
 from .._base import BaseEstimator, _same
-from .._validation import blas_single_threaded, check_int, check_random_state, check_walk_steps
-from ..core import check_eta, check_max_iter, check_tol, generalized_mm
-from ._bounds import LSSVMBounds, MultifoldBias
+from .._validation import (NONE, RANDOM_STATE, Interval, Kind, Options, blas_single_threaded,
+                           check_random_state, validate_params)
+from ..core import generalized_mm
 from ._dcd import check_dcd_model
+from ._family import LSSVMBounds
 from ._models import LatentModel
-from ._regions import PottsBias
+from ._multifold import MultifoldBias
+from ._potts_bias import PottsBias
 
 METHODS = ("ccp", "gmm-random", "gmm-biased")
 RANDOM_BOUNDS = ("walk", "subset")
@@ -23,6 +26,9 @@ NAMED_INITS = ("center", "top-left", "random")
 #: iteration when walk_steps="auto".
 AUTO_STEPS_PER_EXAMPLE = 10
 BIASES = ("multifold", "potts")
+#: tol = inf is accepted, as generalized_mm accepts it: training stops at the first gap.
+INFINITY = Kind(lambda v: (isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_))
+                           and v == math.inf), "inf")
 
 
 class LatentInitWarning(UserWarning):
@@ -96,8 +102,8 @@ class LatentSSVM(BaseEstimator):
     methods pick any bound whose value at the previous solution is at most
     v = eta F + (1 - eta) b of the previous iteration: at random
     ("gmm-random") or maximising a bias ("gmm-biased"; multi-fold MIL by
-    default, section 4.3). Each bound is minimised by the warm-started 1-slack
-    cutting-plane method.
+    default, section 4.3). Each bound is minimised by a warm-started bound
+    solver (``solver``; the 1-slack cutting plane by default).
 
     Parameters
     ----------
@@ -174,6 +180,29 @@ class LatentSSVM(BaseEstimator):
         a PottsBias its multipliers and energies per iteration).
     """
 
+    _parameter_constraints: dict = {
+        "model": [Kind(lambda m: isinstance(m, LatentModel), "a gmmfast.lssvm.LatentModel")],
+        "lam": [Interval("real", 0, None, closed="neither")],
+        "method": [Options(*METHODS)],
+        "eta": [Interval("real", 0, 1, closed="right")],
+        "bias": [Options(*BIASES),
+                 Kind(lambda b: callable(b) or hasattr(b, "select_valid"),
+                      "a MultifoldBias, a PottsBias or a callable bias(family, w_prev, z_prev) "
+                      "-> gain table")],
+        "n_folds": [Interval("int", 2)],
+        "random_bounds": [Options(*RANDOM_BOUNDS)],
+        "walk_steps": [Options("auto"), Interval("int", 0)],
+        "tol": [Interval("real", 0), INFINITY],
+        "max_iter": [Interval("int", 1)],
+        "solver": [Options(*SOLVERS)],
+        "solver_tol": [Interval("real", 0, None, closed="neither")],
+        "solver_max_iter": [Interval("int", 1)],
+        "random_state": [RANDOM_STATE],
+        "verbose": [Interval("int", 0)],
+        "cp_tol": [NONE, Interval("real", 0, None, closed="neither")],
+        "cp_max_iter": [NONE, Interval("int", 1)],
+    }
+
     def __init__(self, model: LatentModel, *, lam: float = 0.01, method: str = "ccp",
                  eta: float = 0.1, bias: Union[str, Callable] = "multifold", n_folds: int = 10,
                  random_bounds: str = "walk", walk_steps: Union[int, str] = "auto",
@@ -200,39 +229,23 @@ class LatentSSVM(BaseEstimator):
         self.verbose = verbose
 
     # -- validation -------------------------------------------------------------
-    def _check_params(self, n: int, n_vars: int = 1) -> dict:
-        if not isinstance(self.model, LatentModel):
-            raise ValueError(f"model must be a gmmfast.lssvm.LatentModel, got {self.model!r}.")
-        lam = self.lam
-        if isinstance(lam, bool) or not isinstance(lam, numbers.Real) or not (
-                0 < lam < np.inf):
-            raise ValueError(f"lam must be a finite real number > 0, got {lam!r}.")
-        if self.method not in METHODS:
-            raise ValueError(f"method must be one of {METHODS}, got {self.method!r}.")
-        if self.solver not in SOLVERS:
-            raise ValueError(f"solver must be one of {SOLVERS}, got {self.solver!r}.")
+    def _fit_params(self, data: Any) -> dict:
+        """The parameters as fit uses them (checked against ``_parameter_constraints``
+        first): "auto" walk steps for this data, the values of the deprecated names, and a
+        model that has the DCD kernels when solver="dcd"."""
+        model = self.model
         if self.solver == "dcd":
-            check_dcd_model(self.model)
-        if self.random_bounds not in RANDOM_BOUNDS:
-            raise ValueError(f"random_bounds must be one of {RANDOM_BOUNDS}, "
-                             f"got {self.random_bounds!r}.")
-        bias = self.bias
-        if not (bias in BIASES if isinstance(bias, str) else
-                callable(bias) or hasattr(bias, "select_valid")):
-            raise ValueError(f"bias must be one of {BIASES}, a MultifoldBias, a PottsBias or a "
-                             f"callable bias(family, w_prev, z_prev) -> gain table, got {bias!r}.")
-        walk_steps = check_walk_steps(self.walk_steps, AUTO_STEPS_PER_EXAMPLE * n * n_vars)
-        solver_tol = self._renamed("cp_tol", "solver_tol", 1e-4)
-        solver_max_iter = self._renamed("cp_max_iter", "solver_max_iter", 500)
-        if isinstance(solver_tol, bool) or not isinstance(solver_tol, numbers.Real) or not (
-                0 < solver_tol < np.inf):
-            raise ValueError(f"solver_tol must be a finite real number > 0, got {solver_tol!r}.")
-        return dict(lam=float(lam), eta=check_eta(self.eta), tol=check_tol(self.tol),
-                    max_iter=check_max_iter(self.max_iter), walk_steps=walk_steps,
-                    n_folds=check_int(self.n_folds, "n_folds", 2),
-                    solver_tol=float(solver_tol),
-                    solver_max_iter=check_int(solver_max_iter, "solver_max_iter", 1),
-                    verbose=check_int(self.verbose, "verbose", 0))
+            check_dcd_model(model)
+        n_vars = int(np.prod(model.latent_shape(data), dtype=np.int64))
+        walk_steps = self.walk_steps
+        if isinstance(walk_steps, str):          # "auto"
+            walk_steps = AUTO_STEPS_PER_EXAMPLE * model.n_samples(data) * n_vars
+        return dict(lam=float(self.lam), eta=float(self.eta), tol=float(self.tol),
+                    max_iter=int(self.max_iter), walk_steps=int(walk_steps),
+                    n_folds=int(self.n_folds),
+                    solver_tol=float(self._renamed("cp_tol", "solver_tol", 1e-4)),
+                    solver_max_iter=int(self._renamed("cp_max_iter", "solver_max_iter", 500)),
+                    verbose=int(self.verbose))
 
     @staticmethod
     def _warn_stopped_at_first_bound(res: Any, f0: float, p: dict) -> None:
@@ -368,12 +381,11 @@ class LatentSSVM(BaseEstimator):
             Training stopped at t = 1 (max_iter > 1) with the first bound's gap within tol:
             no latent value was updated.
         """
+        validate_params(self.get_params(), self._parameter_constraints)
         model = self.model
-        if not isinstance(model, LatentModel):
-            raise ValueError(f"model must be a gmmfast.lssvm.LatentModel, got {model!r}.")
         data = model.prepare(X)
         n = model.n_samples(data)
-        p = self._check_params(n, int(np.prod(model.latent_shape(data), dtype=np.int64)))
+        p = self._fit_params(data)
         y = self._check_y(y, n)
         rng = check_random_state(self.random_state)
         z0 = self._latent_init(data, latent_init, rng)

@@ -13,9 +13,10 @@ a label ``y`` in ``0..n_classes-1`` and a latent value ``z``, the label loss
 ``joint_feature``, so a model written in plain Python only defines
 ``n_classes``, ``prepare``/``n_latent`` (if its data are not a sequence of
 examples), ``size_joint_feature`` and ``joint_feature``; it is slow but
-exact. :class:`LatentMulticlassModel` (the paper's latent-location model)
-runs the same methods in Cython. Ties are broken the same way everywhere:
-the first maximum in the order z, then y.
+exact. :class:`LatentMulticlassModel` (the paper's latent-location model,
+in ``_multiclass.py``) and :class:`RegionPartModel` (the scene model, in
+``_region_model.py``) run the same methods in Cython. Ties are broken the same
+way everywhere: the first maximum in the order z, then y.
 
 Latent variables. By default an example has one latent variable, an int in
 ``0..n_latent_i-1``. A model may give each example several latent variables
@@ -29,30 +30,32 @@ to be *separable* over the variables for a fixed label,
 per-variable costs and the touching bound, the random walk and the budget all
 work per variable. Such models must implement the batch methods themselves
 (enumeration over every joint value is not done).
+
+Fused solver steps. A model may also run a bound solver's per-example steps
+together with its inference, in one pass: ``bcfw_epoch`` (block-coordinate
+Frank-Wolfe; :class:`LatentModel` runs it by enumeration) and ``dcd_epoch`` /
+``dcd_state`` (dual coordinate ascent; :class:`LatentMulticlassModel` runs
+them in Cython). They update the solver's state arrays in place and import
+nothing of the solvers: the solvers call them, never the other way round.
+
+This module holds the base model, the record of an inference pass
+(:class:`Augmented`) and the checks that the models' data share.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Optional, Tuple
+from typing import Any, Optional, Tuple
 
 import numpy as np
 
-from .._kernels import _lssvm as K
 from .._kernels._common import openmp_max_threads
-from .._validation import INT32_MAX, check_array, check_int, extent
+from .._validation import check_array, check_indices, extent
 
-if TYPE_CHECKING:
-    from ._dcd import WorkingSets
-
-__all__ = ["LatentModel", "LatentMulticlassModel", "Augmented", "Candidates"]
+__all__ = ["LatentModel", "Augmented"]
 
 #: Multiply-adds per extra OpenMP thread: below this a pass runs on fewer threads (the
 #: start-up of a parallel region costs more than it saves; results do not depend on it).
 WORK_PER_THREAD = 1 << 21
-
-
-#: Scores per example (L x n_classes) from which BLAS gemm computes them (bench/lssvm_inference.py).
-GEMM_MIN_SCORES = 16
 
 
 def _threads(work: int) -> int:
@@ -266,48 +269,7 @@ class LatentModel:
         return gaps
 
 
-# -- validation of the batch methods' arguments (they reach boundscheck=False kernels) --------
-def integer_array(a: Any, name: str) -> np.ndarray:
-    """``a`` as an array of integers (any shape), else a ValueError naming ``name``."""
-    try:
-        arr = np.asarray(a)
-    except (ValueError, TypeError) as exc:        # ragged nested sequences
-        raise ValueError(f"{name} must be an array of integers: {exc}") from None
-    if arr.dtype.kind not in "iu":
-        raise ValueError(f"{name} must be an array of integers, got dtype {arr.dtype}.")
-    return arr
-
-
-def check_indices(a: Any, name: str, shape: Optional[Tuple[int, ...]], high: Any, *,
-                  dtype: Any = np.int32) -> np.ndarray:
-    """``a`` as a C-contiguous ``dtype`` array of ``shape`` (None: any 1-D) with
-    0 <= a < high (high may be an array broadcast against a); a ValueError naming ``name``
-    otherwise."""
-    arr = integer_array(a, name)
-    if shape is None:
-        if arr.ndim != 1:
-            raise ValueError(f"{name} must be a 1-D array, got shape {arr.shape}.")
-    elif arr.shape != tuple(shape):
-        raise ValueError(f"{name} must have shape {tuple(shape)}, got {arr.shape}.")
-    if arr.size and ((arr < 0).any() or (arr >= high).any()):
-        bad = np.argwhere((arr < 0) | (arr >= high))[0]
-        at = tuple(int(i) for i in bad)
-        lim = np.broadcast_to(np.asarray(high), arr.shape)[at]
-        raise ValueError(f"{name}{list(at)} = {arr[at]} is out of range [0, {lim}).")
-    return np.ascontiguousarray(arr, dtype=dtype)
-
-
-def check_inplace(a: Any, name: str, shape: Tuple[int, ...]) -> np.ndarray:
-    """An array updated in place: must already be C-contiguous float64 of ``shape``."""
-    if not (isinstance(a, np.ndarray) and a.dtype == np.float64 and a.flags.c_contiguous
-            and a.shape == tuple(shape)):
-        got = (f"{a.dtype} array of shape {a.shape}" if isinstance(a, np.ndarray)
-               else type(a).__name__)
-        raise ValueError(f"{name} must be a C-contiguous float64 array of shape {tuple(shape)} "
-                         f"(it is updated in place), got {got}.")
-    return a
-
-
+# -- checks of the models' data and arguments (they reach boundscheck=False kernels) --------
 def check_weights(w: Any, size: int, name: str = "w") -> np.ndarray:
     """w as a float64 vector of ``size`` finite entries (a ValueError naming ``name``
     otherwise)."""
@@ -380,263 +342,3 @@ def pass_sums(loss: np.ndarray, y: np.ndarray, idx: np.ndarray, y_hat: np.ndarra
         return slots.sum(axis=0).reshape(-1), float(loss_slots.sum())
     return slots.sum(axis=0).reshape(-1), float(loss[y[idx], y_hat].sum())
 
-
-@dataclass
-class Candidates:
-    """Data of :class:`LatentMulticlassModel`: X (n, L, d) padded, and each example's L_i."""
-
-    X: np.ndarray
-    n_options: np.ndarray
-
-    def __len__(self) -> int:
-        return int(self.X.shape[0])
-
-
-class LatentMulticlassModel(LatentModel):
-    """Multiclass classification with a latent choice among candidate feature vectors.
-
-    Each example is an array of L candidate feature vectors (e.g. the windows
-    of an image): X has shape (n, L, d), or is a list of (L_i, d) arrays.
-    ``phi(x, y, z)`` puts ``x[z]`` in the y-th of ``n_classes`` blocks, so
-    ``w = (w_1, .., w_C)`` scores ``w_y . x[z]`` (paper section 5.2). With
-    L = 1 the LS-SVM objective is the Crammer-Singer multiclass SVM.
-
-    Parameters
-    ----------
-    n_classes : int >= 2
-    loss : array of shape (n_classes, n_classes), optional
-        Delta[y_true, y] (non-negative, zero diagonal); 0-1 loss by default.
-    positions : array of shape (L, 2), optional
-        Relative (row, column) in [0, 1] of each candidate, which enables the
-        initialisations "center" and "top-left".
-    """
-
-    def __init__(self, n_classes: int, *, loss: Optional[Any] = None,
-                 positions: Optional[Any] = None):
-        self.n_classes = check_int(n_classes, "n_classes", 2, INT32_MAX)
-        self._loss = check_loss_matrix(loss, self.n_classes)
-        if positions is not None:
-            positions = np.array(check_array(positions, "positions", dtype=np.float64))
-            if positions.shape[1] != 2:
-                raise ValueError(f"positions must be an (L, 2) array of finite (row, column) "
-                                 f"coordinates, got shape {positions.shape}.")
-        self.positions = positions
-
-    def __repr__(self) -> str:
-        return f"LatentMulticlassModel(n_classes={self.n_classes})"
-
-    # -- data ------------------------------------------------------------------
-    def prepare(self, X: Any) -> Candidates:
-        """Validate X: an (n, L, d) array or a list of (L_i, d) arrays (padded to max L_i)."""
-        if isinstance(X, Candidates):
-            extent(self._data(X).X, "X")
-            return X
-        if isinstance(X, np.ndarray) and X.dtype != object:
-            arr = check_examples(X, "an (n, L, d) array or a list of (L_i, d) arrays")
-            n_options = np.full(arr.shape[0], arr.shape[1], dtype=np.int32)
-        else:
-            if isinstance(X, (str, bytes)) or not hasattr(X, "__iter__"):
-                raise ValueError(f"X must be an (n, L, d) array or a list of (L_i, d) arrays, "
-                                 f"got {X!r:.80}.")
-            items = []
-            for i, a in enumerate(X):
-                try:
-                    items.append(np.asarray(a))
-                except (ValueError, TypeError) as exc:          # ragged rows
-                    raise ValueError(f"X[{i}] must be an (L_i, d) array of numbers: {exc}"
-                                     ) from None
-            if not items:
-                raise ValueError("X is empty: at least one example is required.")
-            for i, a in enumerate(items):
-                if a.ndim != 2 or a.shape[0] == 0 or a.dtype.kind not in "fiub":
-                    raise ValueError(f"X[{i}] must be a non-empty (L_i, d) array of numbers, got "
-                                     f"shape {a.shape} and dtype {a.dtype}.")
-            d = items[0].shape[1]
-            bad = [i for i, a in enumerate(items) if a.shape[1] != d]
-            if bad:
-                raise ValueError(f"every X[i] must have the same number of features d = {d}; "
-                                 f"X[{bad[0]}] has {items[bad[0]].shape[1]}.")
-            dtype = (np.float32 if all(a.dtype == np.float32 for a in items) else np.float64)
-            n_options = np.array([a.shape[0] for a in items], dtype=np.int32)
-            arr = np.zeros((len(items), int(n_options.max()), d), dtype=dtype)
-            for i, a in enumerate(items):
-                arr[i, : a.shape[0]] = a
-            arr = check_array(arr, "X", ndim=3)
-        if self.positions is not None and arr.shape[1] > self.positions.shape[0]:
-            raise ValueError(f"X has {arr.shape[1]} candidates per example but positions has "
-                             f"{self.positions.shape[0]} rows.")
-        return Candidates(arr, n_options)
-
-    def n_samples(self, data: Candidates) -> int:
-        return int(data.X.shape[0])
-
-    def _data(self, data: Any) -> Candidates:
-        n, L = check_prepared(data, Candidates).shape[:2]
-        opts = data.n_options
-        if not (isinstance(opts, np.ndarray) and opts.dtype == np.int32 and opts.shape == (n,)
-                and opts.flags.c_contiguous):
-            raise ValueError(f"Candidates.n_options must be a C-contiguous int32 array of "
-                             f"shape ({n},).")
-        if (opts < 1).any() or (opts > L).any():
-            raise ValueError(f"Candidates.n_options must lie in [1, {L}] (candidates per "
-                             "example).")
-        if self.positions is not None and L > self.positions.shape[0]:
-            raise ValueError(f"X has {L} candidates per example but positions has "
-                             f"{self.positions.shape[0]} rows.")
-        return data
-
-    def _latents(self, data: Candidates, z: Any, idx: np.ndarray) -> np.ndarray:
-        return check_indices(z, "z", (idx.shape[0],), data.n_options[idx])
-
-    def example(self, data: Candidates, i: int) -> np.ndarray:
-        return data.X[i, : data.n_options[i]]
-
-    def n_latent(self, data: Candidates) -> np.ndarray:
-        return data.n_options
-
-    def latent_positions(self, data: Candidates) -> Optional[np.ndarray]:
-        return None if self.positions is None else self.positions[: data.X.shape[1]]
-
-    # -- the model ---------------------------------------------------------------
-    def size_joint_feature(self, data: Candidates) -> int:
-        return self.n_classes * int(data.X.shape[2])
-
-    def check_size(self, data: Candidates, size: int) -> None:
-        d = data.X.shape[2]
-        if self.n_classes * d != size:
-            raise ValueError(f"X has {d} features per candidate, but the model was trained "
-                             f"with {size // self.n_classes}.")
-
-    def feature_norm_bound(self, data: Candidates) -> float:
-        """max_i,z ||x_i[z]|| (phi puts one candidate in one block)."""
-        X = data.X
-        return float(np.sqrt(max(float(np.einsum("ijk,ijk->ij", X, X, dtype=np.float64).max()),
-                                 0.0)))
-
-    def joint_feature(self, x: np.ndarray, y: int, z: int) -> np.ndarray:
-        d = x.shape[1]
-        out = np.zeros(self.n_classes * d)
-        out[y * d:(y + 1) * d] = x[z]
-        return out
-
-    def loss(self, y_true: int, y: int) -> float:
-        return float(self._loss[int(y_true), int(y)])
-
-    def loss_matrix(self) -> np.ndarray:
-        return self._loss
-
-    def _W(self, data: Candidates, w: np.ndarray) -> np.ndarray:
-        return check_weights(w, self.n_classes * data.X.shape[2]).reshape(self.n_classes,
-                                                                          data.X.shape[2])
-
-    def loss_augmented(self, data: Candidates, y: np.ndarray, w: np.ndarray, idx: np.ndarray, *,
-                       table: bool = False, phi: bool = False, augment: bool = True
-                       ) -> Augmented:
-        data, y, idx = self._batch(data, y, idx)
-        X = data.X
-        m, (L, d), C = idx.shape[0], X.shape[1:], self.n_classes
-        WT = np.ascontiguousarray(self._W(data, w).T)
-        H = np.empty(m)
-        y_hat = np.empty(m, dtype=np.int32)
-        z_hat = np.empty(m, dtype=np.int32)
-        tab = np.empty((m, L)) if table else np.empty((0, 0))
-        n_chunks = -(-m // K.CHUNK)
-        slots = np.empty((n_chunks, C, d)) if phi else np.empty((0, 0, 0))
-        loss_slots = np.empty(n_chunks if phi else 0)
-        Lm = self._loss if augment else np.zeros((C, C))
-        K.augmented_pass(X, data.n_options, y, idx, WT, Lm, H, y_hat, z_hat, tab, slots,
-                         loss_slots, _threads(m * L * d * C))
-        phi_sum, loss_sum = pass_sums(self._loss, y, idx, y_hat, slots, loss_slots, phi, augment)
-        return Augmented(H, y_hat, z_hat, tab if table else None, phi_sum, loss_sum)
-
-    def latent_table(self, data: Candidates, y: np.ndarray, w: np.ndarray,
-                     idx: np.ndarray) -> np.ndarray:
-        data, y, idx = self._batch(data, y, idx)
-        tab = np.empty((idx.shape[0], data.X.shape[1]))
-        K.latent_table(data.X, data.n_options, y, idx, self._W(data, w), tab,
-                       _threads(tab.size * data.X.shape[2]))
-        return tab
-
-    def joint_features(self, data: Candidates, y: np.ndarray, z: np.ndarray,
-                       idx: np.ndarray) -> np.ndarray:
-        data, y, idx = self._batch(data, y, idx)
-        z = self._latents(data, z, idx)
-        m, d = idx.shape[0], data.X.shape[2]
-        out = np.zeros((m, self.n_classes, d))
-        out[np.arange(m), y[idx]] = data.X[idx, z]
-        return out.reshape(m, -1)
-
-    def bcfw_epoch(self, data: Candidates, y: np.ndarray, idx: np.ndarray, order: np.ndarray,
-                   w: np.ndarray, P: np.ndarray, ell: np.ndarray, lam: float) -> float:
-        data, y, idx = self._batch(data, y, idx)
-        X = data.X
-        C, d, m = self.n_classes, X.shape[2], idx.shape[0]
-        order = check_indices(order, "order", None, m, dtype=np.int64)
-        W = check_inplace(w, "w", (C * d,)).reshape(C, d)
-        P = check_inplace(P, "P", (m, C * d))
-        ell = check_inplace(ell, "ell", (m,))
-        return K.bcfw_epoch(X, data.n_options, y, idx, order, self._loss, W,
-                            P.reshape(P.shape[0], C, d), ell, float(lam),
-                            X.shape[1] * C >= GEMM_MIN_SCORES)
-
-    def dcd_epoch(self, data: Candidates, y: np.ndarray, idx: np.ndarray, z: np.ndarray,
-                  order: np.ndarray, w: np.ndarray, ws: "WorkingSets", block_gap: np.ndarray,
-                  lam: float, max_inner: int) -> float:
-        """One dual coordinate ascent pass (see :class:`gmmfast.lssvm.DCD`), in place.
-
-        ``w`` moves as the pass goes; ``block_gap[r]`` receives each visited example's
-        block duality gap; returns their sum.
-        """
-        data, y, idx = self._batch(data, y, idx)
-        X = data.X
-        m = idx.shape[0]
-        z = self._latents(data, z, idx)
-        order = check_indices(order, "order", None, m, dtype=np.int64)
-        w = check_inplace(w, "w", (self.n_classes * X.shape[2],))
-        block_gap = check_inplace(block_gap, "block_gap", (m,))
-        self._check_ws(data, idx, ws)
-        return K.dcd_epoch(X, data.n_options, y, idx, z,
-                           order, self._loss, w.reshape(self.n_classes, X.shape[2]), ws.y, ws.z,
-                           ws.alpha, ws.n, block_gap, float(lam), int(max_inner),
-                           X.shape[1] * self.n_classes >= GEMM_MIN_SCORES)
-
-    def dcd_state(self, data: Candidates, y: np.ndarray, idx: np.ndarray,
-                  ws: "WorkingSets") -> Tuple[np.ndarray, float]:
-        """(sum_r sum_k alpha_rk phi_rk, sum_r sum_k alpha_rk Delta_rk) of the dual state."""
-        data, y, idx = self._batch(data, y, idx)
-        self._check_ws(data, idx, ws)
-        P = np.empty((self.n_classes, data.X.shape[2]))
-        ell = K.dcd_state(data.X, y, idx, self._loss, ws.y, ws.z, ws.alpha, ws.n, P)
-        return P.reshape(-1), float(ell)
-
-    def _check_ws(self, data: Candidates, idx: np.ndarray, ws: "WorkingSets") -> None:
-        """The working sets the DCD kernels read: shapes, and labels / latent values in range
-        in every used slot."""
-        m = idx.shape[0]
-        cap = np.shape(ws.y)[1] if np.ndim(ws.y) == 2 else -1
-        for name, arr, dt in (("ws.y", ws.y, np.int32), ("ws.z", ws.z, np.int32),
-                              ("ws.alpha", ws.alpha, np.float64)):
-            if not (isinstance(arr, np.ndarray) and arr.dtype == dt and arr.shape == (m, cap)
-                    and arr.flags.c_contiguous and cap >= 1):
-                raise ValueError(f"{name} must be a C-contiguous {np.dtype(dt)} array of shape "
-                                 f"({m}, capacity), as WorkingSets makes it.")
-        check_inplace(ws.alpha, "ws.alpha", (m, cap))
-        used = check_indices(ws.n, "ws.n", (m,), cap + 1)
-        if (used < 1).any():
-            raise ValueError("ws.n must be at least 1 for every example (its own labelling).")
-        slot = np.arange(cap)[None, :] < used[:, None]
-        if (ws.y[slot] < 0).any() or (ws.y[slot] >= self.n_classes).any():
-            raise ValueError(f"ws.y must hold labels in [0, {self.n_classes}).")
-        lim = np.broadcast_to(data.n_options[idx][:, None], (m, cap))[slot]
-        if (ws.z[slot] < 0).any() or (ws.z[slot] >= lim).any():
-            raise ValueError("ws.z must hold latent values in [0, n_options) of each example.")
-
-    def phi_sum(self, data: Candidates, y: np.ndarray, z: np.ndarray,
-                idx: np.ndarray) -> np.ndarray:
-        data, y, idx = self._batch(data, y, idx)
-        z = self._latents(data, z, idx)
-        X = data.X
-        slots = np.empty((-(-idx.shape[0] // K.CHUNK), self.n_classes, X.shape[2]))
-        K.phi_accumulate(X, y, z, idx, slots,
-                         _threads(idx.shape[0] * X.shape[2] * 16))
-        return slots.sum(axis=0).reshape(-1)

@@ -2,17 +2,17 @@
 from __future__ import annotations
 
 import math
-import os
 from typing import Any, Optional, Tuple, Union
 
 import numpy as np
 
-from .._kernels import _potts as K
+from .._kernels import _potts as kernels
 from .._kernels._common import openmp_max_threads
-from .._validation import INT32_MAX, check_array, check_grid, check_int, check_real
+from .._validation import (INT32_MAX, check_array, check_grid, check_int, check_real,
+                           check_threads, integer_array)
 
 #: Largest grid alpha-expansion takes (H * W nodes; its arc indices are int).
-MAX_NODES = K.MAX_NODES
+MAX_NODES = kernels.MAX_NODES
 #: Largest trace alpha_expansion(return_trace=True) allocates.
 _TRACE_BYTES = 1 << 30
 
@@ -20,10 +20,9 @@ _TRACE_BYTES = 1 << 30
 def _check_threads(n_threads: Optional[int], units: int) -> int:
     """Threads for ``units`` independent grids: default all; never more than the grids or
     the machine's threads (a huge request would make OpenMP fail to start its team)."""
-    limit = max(int(openmp_max_threads()), os.cpu_count() or 1)
     if n_threads is None:
         return max(1, min(int(openmp_max_threads()), units))
-    return max(1, min(check_int(n_threads, "n_threads", 1), units, limit))
+    return max(1, min(check_threads(n_threads), units))
 
 
 def _check_lam(lam: Any, name: str = "lam") -> float:
@@ -43,9 +42,7 @@ def _check_labels(labels: Any, name: str, shape: Optional[Tuple[int, ...]] = Non
     _shape(labels, name)
     if hasattr(labels, "toarray"):
         raise TypeError(f"{name}: sparse input is not supported; pass a dense array.")
-    arr = np.asarray(labels)
-    if arr.dtype.kind not in "iu":
-        raise ValueError(f"{name} must be an array of integers, got dtype {arr.dtype}.")
+    arr = integer_array(labels, name)
     if shape is not None and arr.shape != shape:
         raise ValueError(f"{name} must have shape {shape}, got {arr.shape}.")
     if n_labels is not None and arr.size and (arr.min() < 0 or arr.max() >= n_labels):
@@ -95,7 +92,7 @@ def potts_energy(labels: Any, *, n_threads: Optional[int] = None) -> Union[int, 
         batch = batch.astype(np.int64)  # a bijection on the values: inequalities are kept
     batch = np.ascontiguousarray(batch)
     out = np.zeros(batch.shape[0], dtype=np.int64)
-    K.potts_energy_batch(batch, out, _check_threads(n_threads, batch.shape[0]))
+    kernels.potts_energy_batch(batch, out, _check_threads(n_threads, batch.shape[0]))
     return int(out[0]) if single else out
 
 
@@ -196,7 +193,7 @@ def alpha_expansion(unary: Any, lam: float, labels0: Any = None, max_cycles: int
     energy = np.empty(n, dtype=np.float64)
     trace = (np.full((n, max_moves + 1), np.nan) if return_trace
              else np.empty((1, 1), dtype=np.float64))
-    K.alpha_expansion_batch(U, lam, z0, have_start, max_moves, labels, energy,
+    kernels.alpha_expansion_batch(U, lam, z0, have_start, max_moves, labels, energy,
                             trace, bool(return_trace), threads)
     if single:
         out = (labels[0], float(energy[0]))
