@@ -321,7 +321,7 @@ def test_escapes_respect_the_iteration_cap_and_the_work_budget():
     big = np.repeat(X, 40, axis=0)                     # 400,000 x 2, k = 200: 62.5 passes
     floor = MIN_ESCAPE_WORK / (big.shape[0] * 200 * 2)
     est = GMMKMeans(200, random_state=0, escape_effort=0.0, patience=10**6,
-                    max_iter=30).fit(big)
+                    max_iter=30, sample_size=None).fit(big)
     assert all(e.passes >= e.history.n_iter + 1 for e in est.escapes_)
     passes = np.cumsum([e.passes for e in est.escapes_])
     assert passes[-1] > 0 and (passes[:-1] < floor).all()
