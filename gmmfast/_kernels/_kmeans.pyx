@@ -156,6 +156,26 @@ def _center_layout(centers, dtype):
     return CT, csq
 
 
+def _search_layout(centers, dtype):
+    """What `_search` needs at `centers` for rows of `dtype`: (CT, csq) in `dtype`, the
+    float32 layout (CT32, csq32) and whether float64 rows are screened with it, the rounding
+    margins (tol, tol32: tau = tol (||x||^2 + maxcsq) in squared distance) and maxcsq, the
+    largest ||c||^2."""
+    dtype = np.dtype(dtype)
+    k, d = centers.shape[0], centers.shape[1]
+    CT, csq = _center_layout(centers, dtype)
+    screen = _SCREEN and dtype == np.float64
+    CT32, csq32 = _center_layout(centers, np.float32) if screen else (
+        np.zeros((1, 1), np.float32), np.zeros(1, np.float32))
+    # the search's rounding is below eps d (||x||^2 + ||c||^2); 4x that, with room for the
+    # rounding of x and c to float32, separates a label from every other center
+    tol = 4.0 * (d + 4) * (2.0 ** -24 if dtype == np.float32 else 2.0 ** -53)
+    tol32 = 4.0 * (d + 4) * 2.0 ** -24
+    C64 = np.asarray(centers, dtype=np.float64)
+    maxcsq = float(np.max(np.einsum("ij,ij->i", C64, C64))) if k else 0.0
+    return CT, csq, CT32, csq32, screen, tol, tol32, maxcsq
+
+
 cdef class PassBuffers:
     """The buffers of one :func:`kmeans_pass` besides X, the weights, the centers and the
     labels, with explicit switches for what the pass fills (no switch is an empty array).
@@ -316,23 +336,16 @@ def kmeans_pass(const floating[:, ::1] X, const floating[::1] sample_weight,
     if n == 0:
         return
     cdef int level = _LEVEL
-    dtype = np.asarray(X).dtype
-    CT_arr, csq_arr = _center_layout(centers, dtype)
+    CT_arr, csq_arr, CT32_arr, csq32_arr, screen_, tol_, tol32_, maxcsq_ = _search_layout(
+        centers, np.asarray(X).dtype)
     cdef floating[:, ::1] CT = CT_arr
     cdef floating[::1] csq = csq_arr
     cdef Py_ssize_t kp = CT.shape[1]
-    cdef bint screen = _SCREEN and dtype == np.float64
-    CT32_arr, csq32_arr = _center_layout(centers, np.float32) if screen else (
-        np.zeros((1, 1), np.float32), np.zeros(1, np.float32))
+    cdef bint screen = screen_
     cdef float[:, ::1] CT32 = CT32_arr
     cdef float[::1] csq32 = csq32_arr
     cdef Py_ssize_t kp32 = CT32.shape[1]
-    # the search's rounding is below eps d (||x||^2 + ||c||^2); 4x that, with room for the
-    # rounding of x and c to float32, separates a label from every other center
-    cdef double tol = 4.0 * (d + 4) * (2.0 ** -24 if dtype == np.float32 else 2.0 ** -53)
-    cdef double tol32 = 4.0 * (d + 4) * 2.0 ** -24
-    C64 = np.asarray(centers, dtype=np.float64)
-    cdef double maxcsq = float(np.max(np.einsum("ij,ij->i", C64, C64))) if k else 0.0
+    cdef double tol = tol_, tol32 = tol32_, maxcsq = maxcsq_
     cdef int64_t[::1] ident = np.arange(_CHUNK, dtype=np.int64)
     cdef Py_ssize_t s, c, c0, c1, i, i0, i1, f, j, q, m, jj
     cdef double acc, acc_prev, wi, ci, key, ub, lb, dj2, tau, d2, xs
@@ -478,6 +491,364 @@ def kmeans_pass(const floating[:, ::1] X, const floating[::1] sample_weight,
         free(redo_at)
         free(sl)
         free(slb)
+
+
+# -- incremental Lloyd passes ------------------------------------------------------------
+#
+# Lloyd's passes near a fixed point change few labels, and the centers move little. The
+# incremental pass reads only the bounds of a row whose label provably stays (no read of
+# X); the few rows that fail are tightened and searched, and the per-cluster sums change by
+# the rows that changed label only. The sums are kept relative to per-cluster anchors a_j
+# (the centers of the level's first, exact pass), which keeps their cancellation small: W_j,
+# S'_j = sum s_i (x_i - a_j) and Q'_j = sum s_i ||x_i - a_j||^2 (see gmmfast.cluster._pass).
+
+
+cdef class LazyBuffers:
+    """The state of the incremental Lloyd passes (:func:`kmeans_lazy_pass`) on n rows, k
+    centers and d features, and their outputs; built once per level by the pass layer
+    (gmmfast.cluster._pass), which owns the numpy arrays and updates the per-center inputs
+    in place between passes. Shapes and the labels' range are checked here, once.
+
+    Per row, kept across passes (in and out):
+
+    - ``labels`` (int32): the nearest centers at the last pass's centers;
+    - ``upper``, ``lower``: Hamerly's bounds in offset form: the distance of row i to its
+      center is at most ``upper[i] + cum_drift[labels[i]]``, its distance to every other
+      center at least ``lower[i] - cum_other[labels[i]]``;
+    - ``xsq``: ||x_i||^2 (in; the search's rounding margin).
+
+    Per center (in, updated by the pass layer before each pass): ``cum_drift[j]``, the sum
+    of center j's moves since the anchors, and ``cum_other[j]``, the sum over those passes
+    of the largest move of the other centers that did not jump (both non-decreasing);
+    ``jump_gap[j]``, a lower bound on the distance from center j to every center that
+    jumped in this pass (+inf if none did): a row of cluster j is at least jump_gap[j] -
+    (its distance to c_j) from those; the jumped centers themselves are set by
+    :meth:`set_jumped`. ``anchors`` (k, d, X's dtype): a_j.
+
+    Scratch: ``slot_delta`` (n_slots, k, d + 3) and ``slot_touched`` (n_slots, k, uint8),
+    n_slots groups of chunks as in :class:`PassBuffers`.
+
+    Out: ``delta`` (k, d + 3): per cluster j, the change of (W_j, S'_j, Q'_j, rows of
+    positive weight) by the rows that changed label, reduced in slot order;
+    ``slot_changed``, ``slot_searched`` and ``slot_tightened`` (n_slots,): per slot the
+    rows whose label changed, that were searched, and whose distance to their center was
+    recomputed (the rows of X the pass read).
+    """
+    cdef int[::1] labels
+    cdef double[::1] upper, lower, xsq, cum_drift, cum_other, jump_gap
+    cdef object anchors
+    cdef double[:, :, ::1] slot_delta
+    cdef unsigned char[:, ::1] slot_touched
+    cdef double[:, ::1] delta
+    cdef int64_t[::1] slot_changed, slot_searched, slot_tightened
+    cdef int[::1] jumped
+    cdef Py_ssize_t n, k, d, n_slots
+
+    def set_jumped(self, jumped):
+        """The centers that jumped in the next pass (int32, distinct, in [0, k)): a row the
+        bounds alone cannot keep is checked at its exact distance to them."""
+        J = np.asarray(jumped)
+        if J.dtype != np.int32 or J.ndim != 1 or (J.size and (J.min() < 0 or J.max() >= self.k)):
+            raise ValueError(f"LazyBuffers: jumped must be int32 centers in [0, {self.k})")
+        self.jumped = J
+
+    def __init__(self, Py_ssize_t n, Py_ssize_t k, Py_ssize_t d, *, labels, upper, lower,
+                 xsq, cum_drift, cum_other, jump_gap, anchors, slot_delta, slot_touched, delta,
+                 slot_changed, slot_searched, slot_tightened):
+        cdef Py_ssize_t n_chunks = (n + _CHUNK - 1) // _CHUNK
+        self.n, self.k, self.d = n, k, d
+        self.labels, self.upper, self.lower, self.xsq = labels, upper, lower, xsq
+        self.cum_drift, self.cum_other, self.jump_gap = cum_drift, cum_other, jump_gap
+        self.slot_delta, self.slot_touched, self.delta = slot_delta, slot_touched, delta
+        self.slot_changed, self.slot_searched = slot_changed, slot_searched
+        self.slot_tightened = slot_tightened
+        self.n_slots = self.slot_delta.shape[0]
+        self.jumped = np.empty(0, dtype=np.int32)
+        A = np.asarray(anchors)
+        if A.dtype not in (np.float32, np.float64) or A.ndim != 2 or A.shape != (k, d) \
+                or not A.flags.c_contiguous:
+            raise ValueError(f"LazyBuffers: anchors must be a C-contiguous ({k}, {d}) "
+                             f"float32 or float64 array, got {A.dtype} {A.shape}")
+        self.anchors = A
+        if self.labels.shape[0] != n or self.upper.shape[0] != n \
+                or self.lower.shape[0] != n or self.xsq.shape[0] != n:
+            raise ValueError("LazyBuffers: labels, upper, lower and xsq must have one entry "
+                             "per row")
+        if self.cum_drift.shape[0] != k or self.cum_other.shape[0] != k \
+                or self.jump_gap.shape[0] != k:
+            raise ValueError("LazyBuffers: cum_drift, cum_other and jump_gap must have one "
+                             "entry per center")
+        if self.n_slots < 1 or self.n_slots > max(n_chunks, 1):
+            raise ValueError(f"LazyBuffers: between 1 and {max(n_chunks, 1)} slots, got "
+                             f"{self.n_slots}")
+        if self.slot_delta.shape[1] != k or self.slot_delta.shape[2] != d + 3 \
+                or self.slot_touched.shape[0] != self.n_slots \
+                or self.slot_touched.shape[1] != k:
+            raise ValueError("LazyBuffers: slot_delta must be (n_slots, k, d + 3) and "
+                             "slot_touched (n_slots, k)")
+        if self.delta.shape[0] != k or self.delta.shape[1] != d + 3:
+            raise ValueError(f"LazyBuffers: delta must be ({k}, {d + 3})")
+        if self.slot_changed.shape[0] != self.n_slots \
+                or self.slot_searched.shape[0] != self.n_slots \
+                or self.slot_tightened.shape[0] != self.n_slots:
+            raise ValueError("LazyBuffers: slot_changed, slot_searched and slot_tightened "
+                             "must have one entry per slot")
+        if n and (np.asarray(labels).min() < 0 or np.asarray(labels).max() >= k):
+            raise ValueError("LazyBuffers: labels out of range")
+
+
+cdef inline void _moment(double* row, const floating* x, const floating* a, Py_ssize_t d,
+                         double w, double sign) noexcept nogil:
+    """Add sign x (w, w (x - a), w ||x - a||^2, [w > 0]) to row[0 .. d + 3): one row
+    entering (+1) or leaving (-1) a cluster with anchor a; the numbers are those an exact
+    pass at centers a sums (sqdist and sqdist_resid's differences)."""
+    cdef Py_ssize_t f
+    row[0] = row[0] + sign * w
+    for f in range(d):
+        row[1 + f] = row[1 + f] + sign * (w * (<double>x[f] - <double>a[f]))
+    row[d + 1] = row[d + 1] + sign * (w * sqdist(x, a, d))
+    if w > 0:
+        row[d + 2] = row[d + 2] + sign
+
+
+cdef inline double* _slot_row(double* row, unsigned char* touched, Py_ssize_t d
+                              ) noexcept nogil:
+    """A slot's delta row of one cluster (d + 3 numbers), zeroed on its first use in this
+    pass (``touched`` is its flag)."""
+    cdef Py_ssize_t f
+    if not touched[0]:
+        touched[0] = 1
+        for f in range(d + 3):
+            row[f] = 0.0
+    return row
+
+
+def kmeans_lazy_pass(const floating[:, ::1] X, const floating[::1] sample_weight,
+                     const floating[:, ::1] centers, LazyBuffers buf not None,
+                     int n_threads):
+    """One incremental Lloyd pass at `centers` (see :class:`LazyBuffers`).
+
+    A row keeps its label without reading X when its loosened bounds separate it from every
+    other center by more than the search's rounding margin (as in :func:`kmeans_pass`);
+    otherwise its distance to its center is recomputed (tightened) and, if the bounds still
+    do not separate, it is searched (`_search`, screened in float32 for float64 X): the
+    labels are those of a full search. Searched rows get exact bounds; the rows whose label
+    changed add their moments to `delta` (removed from the old cluster, added to the new),
+    per slot in row order and then in slot order: the results do not depend on the thread
+    count.
+    """
+    cdef Py_ssize_t n = X.shape[0], d = X.shape[1], k = centers.shape[0]
+    cdef Py_ssize_t n_chunks = (n + _CHUNK - 1) // _CHUNK
+    if centers.shape[1] != d or sample_weight.shape[0] != n:
+        raise ValueError("kmeans_lazy_pass: X, sample_weight and centers disagree in shape")
+    if buf.n != n or buf.k != k or buf.d != d:
+        raise ValueError(f"kmeans_lazy_pass: buffers for ({buf.n}, {buf.k}, {buf.d}), got "
+                         f"({n}, {k}, {d})")
+    cdef const floating[:, ::1] anchors = buf.anchors     # X's dtype (checked by Cython)
+    cdef int[::1] labels = buf.labels
+    cdef double[::1] upper = buf.upper, lower = buf.lower, xsq = buf.xsq
+    cdef double[::1] cum_drift = buf.cum_drift, cum_other = buf.cum_other
+    cdef double[::1] jump_gap = buf.jump_gap
+    cdef int[::1] jumped = buf.jumped
+    cdef Py_ssize_t n_jumped = jumped.shape[0], jj
+    cdef bint keep
+    cdef double dj2
+    cdef double[:, :, ::1] slot_delta = buf.slot_delta
+    cdef unsigned char[:, ::1] touched = buf.slot_touched
+    cdef double[:, ::1] delta = buf.delta
+    cdef int64_t[::1] slot_changed = buf.slot_changed, slot_searched = buf.slot_searched
+    cdef int64_t[::1] slot_tightened = buf.slot_tightened
+    cdef Py_ssize_t n_slots = buf.n_slots
+    delta[:, :] = 0.0
+    touched[:, :] = 0
+    slot_changed[:] = 0
+    slot_searched[:] = 0
+    slot_tightened[:] = 0
+    if n == 0:
+        return
+    cdef int level = _LEVEL
+    CT_arr, csq_arr, CT32_arr, csq32_arr, screen_, tol_, tol32_, maxcsq_ = _search_layout(
+        centers, np.asarray(X).dtype)
+    cdef floating[:, ::1] CT = CT_arr
+    cdef floating[::1] csq = csq_arr
+    cdef Py_ssize_t kp = CT.shape[1]
+    cdef bint screen = screen_
+    cdef float[:, ::1] CT32 = CT32_arr
+    cdef float[::1] csq32 = csq32_arr
+    cdef Py_ssize_t kp32 = CT32.shape[1]
+    cdef double tol = tol_, tol32 = tol32_, maxcsq = maxcsq_
+    cdef int64_t[::1] ident = np.arange(_CHUNK, dtype=np.int64)
+    # the loosened bounds, with room for the rounding of the running sums of drifts
+    cdef double[::1] up_shift = np.asarray(cum_drift) * (1.0 + 1e-12)
+    cdef double[::1] low_shift = np.asarray(cum_other) * (1.0 + 1e-12)
+    cdef Py_ssize_t s, c, i, i0, i1, j, q, m, f
+    cdef int old
+    cdef double ub, lb, lbj, lball, tau, d2, wi
+    cdef int64_t n_changed, n_searched, n_tight
+    cdef int64_t* todo
+    cdef double* xq
+    cdef float* xf
+    cdef int* lab
+    cdef float* b32
+    cdef float* s32
+    cdef floating* bt
+    cdef floating* st
+    cdef int64_t* redo_rows
+    cdef int64_t* redo_at
+    cdef int* sl
+    cdef double* slb
+    cdef double* row
+    # the scan reads ~28 bytes a row: a thread per ~1M rows at most
+    n_threads = threads_for(n_threads, n_slots, <double>n * 4, _GRAIN)
+    with nogil, parallel(num_threads=n_threads):
+        todo = <int64_t*> malloc(_CHUNK * sizeof(int64_t))
+        xq = <double*> malloc(_CHUNK * sizeof(double))
+        xf = <float*> malloc(_CHUNK * d * sizeof(float)) if screen else NULL
+        lab = <int*> malloc(_CHUNK * sizeof(int))
+        b32 = <float*> malloc(_CHUNK * sizeof(float))
+        s32 = <float*> malloc(_CHUNK * sizeof(float))
+        bt = <floating*> malloc(_CHUNK * sizeof(floating))
+        st = <floating*> malloc(_CHUNK * sizeof(floating))
+        redo_rows = <int64_t*> malloc(_CHUNK * sizeof(int64_t))
+        redo_at = <int64_t*> malloc(_CHUNK * sizeof(int64_t))
+        sl = <int*> malloc(_CHUNK * sizeof(int))
+        slb = <double*> malloc(_CHUNK * sizeof(double))
+        for s in prange(n_slots, schedule="dynamic"):
+            n_changed = 0
+            n_searched = 0
+            n_tight = 0
+            for c in range(s * n_chunks // n_slots, (s + 1) * n_chunks // n_slots):
+                i0 = c * _CHUNK
+                i1 = min(i0 + _CHUNK, n)
+                m = 0
+                for i in range(i0, i1):
+                    old = labels[i]
+                    # lower bounds on the distance to the other centers: those that did not
+                    # jump (lb) and those that did (lbj, by the triangle inequality)
+                    lb = lower[i] - low_shift[old]
+                    ub = upper[i] + up_shift[old]
+                    lbj = jump_gap[old] - ub
+                    lball = lb if lb < lbj else lbj
+                    if not lball > 0:
+                        lball = 0.0
+                    tau = tol * (xsq[i] + maxcsq)
+                    if ub * ub * (1.0 + 1e-12) + tau < lball * lball:
+                        if lbj < lb:                # kept; the jumped centers bound it now
+                            lower[i] = lbj + cum_other[old]
+                        continue                    # kept: X not read
+                    d2 = sqdist(&X[i, 0], &centers[old, 0], d)
+                    n_tight = n_tight + 1
+                    ub = sqrt(d2)
+                    lbj = jump_gap[old] - ub
+                    lball = lb if lb < lbj else lbj
+                    if not lball > 0:
+                        lball = 0.0
+                    if d2 * (1.0 + 1e-12) + tau < lball * lball:
+                        upper[i] = ub - cum_drift[old]
+                        if lbj < lb:
+                            lower[i] = lbj + cum_other[old]
+                        continue                    # kept after tightening
+                    # only the jumped centers may stand in the way: check them exactly
+                    keep = n_jumped > 0 and lb > 0 and d2 * (1.0 + 1e-12) + tau < lb * lb
+                    jj = 0
+                    while keep and jj < n_jumped:
+                        j = jumped[jj]
+                        if j != old:
+                            dj2 = sqdist(&X[i, 0], &centers[j, 0], d)
+                            if d2 * (1.0 + 1e-12) + tau < dj2:
+                                if dj2 < lb * lb:
+                                    lb = sqrt(dj2)
+                            else:
+                                keep = False
+                        jj = jj + 1
+                    if keep:
+                        upper[i] = ub - cum_drift[old]
+                        lower[i] = lb + cum_other[old]
+                        continue                    # kept after checking the jumped centers
+                    todo[m] = i
+                    xq[m] = xsq[i]
+                    m = m + 1
+                if m == 0:
+                    continue
+                _search(&X[0, 0], d, todo, m, &CT[0, 0], &csq[0], kp, &CT32[0, 0],
+                        &csq32[0], kp32, screen, xq, tol, tol32, maxcsq, level, xf,
+                        &ident[0], lab, b32, s32, bt, st, redo_rows, redo_at, sl, slb)
+                n_searched = n_searched + m
+                for q in range(m):
+                    i = todo[q]
+                    j = sl[q]
+                    old = labels[i]
+                    upper[i] = sqrt(sqdist(&X[i, 0], &centers[j, 0], d)) - cum_drift[j]
+                    lower[i] = slb[q] + cum_other[j]
+                    if j != old:
+                        labels[i] = <int>j
+                        n_changed = n_changed + 1
+                        wi = sample_weight[i]
+                        row = _slot_row(&slot_delta[s, old, 0], &touched[s, old], d)
+                        _moment(row, &X[i, 0], &anchors[old, 0], d, wi, -1.0)
+                        row = _slot_row(&slot_delta[s, j, 0], &touched[s, j], d)
+                        _moment(row, &X[i, 0], &anchors[j, 0], d, wi, 1.0)
+            slot_changed[s] = n_changed
+            slot_searched[s] = n_searched
+            slot_tightened[s] = n_tight
+        free(todo)
+        free(xq)
+        free(xf)
+        free(lab)
+        free(b32)
+        free(s32)
+        free(bt)
+        free(st)
+        free(redo_rows)
+        free(redo_at)
+        free(sl)
+        free(slb)
+    with nogil:                                  # the slots in order
+        for j in range(k):
+            for s in range(n_slots):
+                if touched[s, j]:
+                    for f in range(d + 3):
+                        delta[j, f] = delta[j, f] + slot_delta[s, j, f]
+
+
+def predict_lazy_kept(const int[::1] labels, const double[::1] upper,
+                      const double[::1] lower, const int64_t[::1] starts, Py_ssize_t width,
+                      const double[::1] up_shift, const double[:, ::1] low_shift,
+                      const double[:, ::1] gap, int64_t[::1] kept, int64_t[::1] kept_others):
+    """For the incremental pass (see :class:`LazyBuffers`), on the sampled rows (``width``
+    rows from each of ``starts``) and for each candidate q of the shifts of the lower bounds
+    ``low_shift[q]`` and of the gaps to the jumped centers ``gap[q]`` (``up_shift`` shifts
+    the upper bounds): ``kept[q]``, the rows whose loosened bounds keep their label, and
+    ``kept_others[q]``, those whose bounds separate them from the centers that did not jump
+    (the others are then checked at their exact distances). Before the rounding margin and
+    any tightening: a prediction, that chooses which centers count as jumped, never a
+    label."""
+    cdef Py_ssize_t n = labels.shape[0], k = up_shift.shape[0], nq = kept.shape[0]
+    cdef Py_ssize_t b, i, q
+    cdef int l
+    cdef double ub, lb, lbj
+    if upper.shape[0] != n or lower.shape[0] != n or low_shift.shape[0] != nq \
+            or gap.shape[0] != nq or low_shift.shape[1] != k or gap.shape[1] != k \
+            or kept_others.shape[0] != nq:
+        raise ValueError("predict_lazy_kept: labels, bounds, shifts, gaps and kept disagree")
+    if np.asarray(starts).size and (np.asarray(starts).min() < 0
+                                    or np.asarray(starts).max() >= max(n, 1)):
+        raise ValueError("predict_lazy_kept: starts out of range")
+    kept[:] = 0
+    kept_others[:] = 0
+    with nogil:
+        for b in range(starts.shape[0]):
+            for i in range(starts[b], min(starts[b] + width, n)):
+                l = labels[i]
+                if l < 0 or l >= k:
+                    continue
+                ub = upper[i] + up_shift[l]
+                for q in range(nq):
+                    lb = lower[i] - low_shift[q, l]
+                    if ub < lb:
+                        kept_others[q] += 1
+                        if ub < gap[q, l] - ub:
+                            kept[q] += 1
 
 
 def predict_kept(const int[::1] labels, const double[::1] upper, const double[::1] lower,
