@@ -84,6 +84,10 @@ class Pass:
     objective: float              # F(w)
     changed: int                  # points whose label differs from the previous pass's
     searched: int = 0             # points whose nearest center was searched (not pruned)
+    tightened: int = 0            # incremental passes: rows whose distance to their center
+                                  # was recomputed (with `searched`, the rows of X read)
+    exact: bool = True            # objective summed from the rows (False: from the moments
+                                  # of an incremental pass, equal up to rounding)
     prev_labels: Optional[np.ndarray] = None
     prev_value: float = float("nan")   # b_{prev_labels}(w)
     sums: Optional[ClusterSums] = None  # per-cluster sums of the nearest-center assignment
@@ -198,6 +202,163 @@ def assign(X: np.ndarray, sw: np.ndarray, centers: np.ndarray, n_threads: int, *
                 prev_labels=prev_labels,
                 prev_value=total(chunk_prev) if prev_labels is not None else float("nan"),
                 sums=cluster_sums, chunk_costs=chunk, chunk_prev_costs=chunk_prev)
+
+
+#: Rows at the start of every slot on which an incremental pass predicts how many rows its
+#: bounds keep, for each number of jumped centers.
+LAZY_SAMPLE = 64
+#: ... and the share of them kept by the bounds alone above which no center counts as jumped.
+LAZY_KEEP_ALL = 0.99
+
+
+class IncrementalLloyd:
+    """Incremental Lloyd passes on one X (the touching bound only: Lloyd's iterations).
+
+    Started from an exact pass (``first``, with sums, made with ``bounds``, whose per-row
+    arrays this object takes over), it keeps in memory each row's label and Hamerly's bounds
+    (4 + 24 bytes a row) and, per cluster j, the moments relative to an anchor a_j (the
+    centers of ``first``): the weight W_j, S'_j = sum s_i (x_i - a_j), Q'_j = sum s_i ||x_i -
+    a_j||^2 and the rows of positive weight. A pass (:meth:`step`) reads only the bounds of
+    a row whose label provably stays (no read of X), tightens and searches the others (the
+    labels are those of a full search: the kernel keeps the exact pass's rounding margin),
+    and updates the moments by the rows whose label changed, reduced in slot order (the
+    results do not depend on the thread count). The cluster sums at centers w follow from
+    the moments (:meth:`cluster_sums`):
+
+        D_j = S'_j - W_j (w_j - a_j),
+        cost_j = Q'_j - 2 (w_j - a_j).S'_j + W_j ||w_j - a_j||^2,
+
+    and F(w) is the correctly rounded sum of the costs. Lloyd's centers stay near their
+    anchors, so the cancellation is small (F equals the exact F to about 1e-13 relative,
+    even on data far from the origin); :meth:`exact_objective` sums F from the rows.
+    """
+
+    def __init__(self, X: np.ndarray, sw: np.ndarray, first: Pass, bounds: HamerlyBounds,
+                 n_threads: int):
+        if first.sums is None or bounds.centers is None:
+            raise ValueError("IncrementalLloyd starts from an exact pass with its sums, made "
+                             "with the bounds it takes over.")
+        n, d = X.shape
+        k = first.w.shape[0]
+        self.X, self.sw, self.n_threads = X, sw, n_threads
+        self.anchors = np.array(first.w, dtype=X.dtype, order="C")
+        self.centers = self.anchors.astype(np.float64)     # of the last pass (for drifts)
+        self.weight = first.sums.weight.copy()
+        self.moment = first.sums.resid.copy()              # S'
+        self.square = first.sums.cost.copy()               # Q'
+        self.count = np.bincount(first.labels[sw > 0], minlength=k).astype(np.float64)
+        self.labels = first.labels.copy()
+        self.cum_drift, self.cum_other = np.zeros(k), np.zeros(k)
+        self.jump_gap = np.full(k, np.inf)
+        slots = n_slots(n, k, d)
+        n_chunks = -(-n // CHUNK)
+        self._sample = (np.arange(slots, dtype=np.int64) * n_chunks // slots) * CHUNK
+        self._sampled = int(np.minimum(n - self._sample, LAZY_SAMPLE).sum())
+        self.delta = np.empty((k, d + 3))
+        self.slot_changed, self.slot_searched, self.slot_tightened = (
+            np.empty(slots, dtype=np.int64) for _ in range(3))
+        self.buffers = kernels.LazyBuffers(
+            n, k, d, labels=self.labels, upper=bounds.upper, lower=bounds.lower,
+            xsq=bounds.xsq, cum_drift=self.cum_drift, cum_other=self.cum_other,
+            jump_gap=self.jump_gap,
+            anchors=self.anchors, slot_delta=np.empty((slots, k, d + 3)),
+            slot_touched=np.empty((slots, k), dtype=np.uint8), delta=self.delta,
+            slot_changed=self.slot_changed, slot_searched=self.slot_searched,
+            slot_tightened=self.slot_tightened)
+        self._upper, self._lower = bounds.upper, bounds.lower
+        self._labels = self.labels.view()
+        self._labels.flags.writeable = False
+
+    def step(self, centers: np.ndarray) -> Pass:
+        """An incremental pass at ``centers`` (C-contiguous, X's dtype). Its ``labels`` are
+        this object's array (read-only): the next pass changes them."""
+        c64 = centers.astype(np.float64)
+        drift, other, gap, jumped = self._plan(c64)
+        self.cum_drift += drift
+        self.cum_other += other
+        self.jump_gap[:] = gap
+        self.buffers.set_jumped(jumped)
+        kernels.kmeans_lazy_pass(self.X, self.sw, centers, self.buffers, self.n_threads)
+        self.centers = c64
+        d = self.X.shape[1]
+        self.weight += self.delta[:, 0]
+        self.moment += self.delta[:, 1:d + 1]
+        self.square += self.delta[:, d + 1]
+        self.count += self.delta[:, d + 2]
+        empty = self.count < 0.5           # counts are exact integers
+        self.weight[empty] = 0.0
+        self.moment[empty] = 0.0
+        self.square[empty] = 0.0
+        sums = self.cluster_sums(centers)
+        return Pass(w=centers, labels=self._labels, objective=sums.objective,
+                    changed=int(self.slot_changed.sum()),
+                    searched=int(self.slot_searched.sum()),
+                    tightened=int(self.slot_tightened.sum()), sums=sums, exact=False)
+
+    def _plan(self, c64: np.ndarray
+              ) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(drift of every center since the last pass, largest drift of the other centers
+        that did not jump, each center's distance to the jumped ones lowered for rounding,
+        the jumped centers).
+
+        A row whose bounds separate it from every center costs a scan of its bounds; a row
+        separated from the centers that did not jump only is checked at its distances to
+        the jumped ones (a read of X, as the exact pass does); the others are searched. The
+        m centers that drifted most count as jumped, m from JUMPED_CANDIDATES with the
+        least work predicted on a sample (LAZY_SAMPLE rows at the start of every slot) in
+        the units of :meth:`HamerlyBounds.plan`; none when the sample keeps
+        LAZY_KEEP_ALL of its rows without (the usual pass near a fixed point)."""
+        drift = np.sqrt(((c64 - self.centers) ** 2).sum(axis=1)) * (1.0 + 1e-12)
+        k = drift.shape[0]
+        order = np.argsort(-drift, kind="stable")
+        ms = np.array([m for m in JUMPED_CANDIDATES if m < k])
+        others = np.full((ms.shape[0], k), drift[order[ms]][:, None])
+        others[np.arange(ms.shape[0]), order[ms]] = np.where(ms + 1 < k,
+                                                             drift[order[np.minimum(ms + 1, k - 1)]], 0.0)
+        gaps = np.full((ms.shape[0], k), np.inf)
+        none = (drift, others[0], gaps[0], np.empty(0, dtype=np.int32))
+        if drift[order[0]] == 0.0 or ms.shape[0] == 1:
+            return none
+        kept, kept_others = np.empty(1, dtype=np.int64), np.empty(1, dtype=np.int64)
+        kernels.predict_lazy_kept(self.labels, self._upper, self._lower, self._sample,
+                                  LAZY_SAMPLE, self.cum_drift + drift,
+                                  self.cum_other + others[:1], gaps[:1], kept, kept_others)
+        if kept[0] >= LAZY_KEEP_ALL * self._sampled:
+            return none
+        top = order[:ms[-1]]
+        # each center's distance to the t-th jumped one, from the Gram matrix, lowered by
+        # its rounding (below (d + 2) eps (||c_l||^2 + ||c_J||^2))
+        csq = np.einsum("ij,ij->i", c64, c64)
+        g = csq[:, None] + csq[top][None, :]
+        dist = np.sqrt(np.maximum(g - 2.0 * (c64 @ c64[top].T)
+                                  - 4.0 * (c64.shape[1] + 2) * 2.0 ** -53 * g, 0.0))
+        dist[top, np.arange(top.shape[0])] = np.inf
+        for q in range(1, ms.shape[0]):
+            gaps[q] = dist[:, :ms[q]].min(axis=1)
+        kept = np.empty(ms.shape[0], dtype=np.int64)
+        kept_others = np.empty(ms.shape[0], dtype=np.int64)
+        kernels.predict_lazy_kept(self.labels, self._upper, self._lower, self._sample,
+                                  LAZY_SAMPLE, self.cum_drift + drift, self.cum_other + others,
+                                  gaps, kept, kept_others)
+        work = ((self._sampled - kept_others) * (k + JUMPED_COST)
+                + (kept_others - kept) * (ms + 1) * JUMPED_COST)
+        q = int(np.argmin(work))
+        return drift, others[q], gaps[q], np.sort(order[:ms[q]]).astype(np.int32)
+
+    def cluster_sums(self, centers: np.ndarray) -> ClusterSums:
+        """The :class:`ClusterSums` of the current labels at ``centers``, from the moments."""
+        u = centers.astype(np.float64) - self.anchors
+        resid = self.moment - self.weight[:, None] * u
+        cost = (self.square - 2.0 * np.einsum("jd,jd->j", u, self.moment)
+                + self.weight * np.einsum("jd,jd->j", u, u))
+        np.maximum(cost, 0.0, out=cost)
+        return ClusterSums(w=centers, weight=self.weight.copy(), resid=resid, cost=cost,
+                           objective=math.fsum(cost))
+
+    def exact_objective(self, centers: np.ndarray) -> float:
+        """F at the last pass's ``centers`` summed from the rows (one read of X, no search):
+        the number an exact pass reports."""
+        return labeling_cost(self.X, self.sw, centers, self.labels, self.n_threads)
 
 
 def labeling_cost(X: np.ndarray, sw: np.ndarray, centers: np.ndarray, labels: np.ndarray,
