@@ -63,7 +63,9 @@ class DaskRows:
         """The seeding's work in passes over the blocks, for the escapes' budget (one)."""
         return 1.0
 
-    def family(self, p: Any, selection: Any, seed: int) -> Any:
+    def family(self, p: Any, selection: Any, seed: int, incremental: bool = False) -> Any:
+        """The bound family over the blocks; every pass over them is exact (``incremental``
+        is an in-memory option)."""
         if selection == "random":
             return DaskWalkFamily(self.data, eta=p.eta, walk_steps=p.walk_steps, seed=seed)
         return DaskSumsFamily(self.data, n_neighbors=p.n_neighbors,

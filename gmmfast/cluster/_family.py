@@ -21,7 +21,7 @@ from ..latent import WALK_BLOCK, repair
 from . import _merge, _samplers
 from ._init import new_center
 from ._merge import MergeBound
-from ._pass import HamerlyBounds, Pass, assign, labeling_cost, update_centers
+from ._pass import HamerlyBounds, IncrementalLloyd, Pass, assign, labeling_cost, update_centers
 from ._samplers import WalkResult, walk
 
 
@@ -93,6 +93,14 @@ class KMeansBounds:
         Skip the nearest-center search of rows whose label provably stays
         (:class:`~gmmfast.cluster._pass.HamerlyBounds`; 24 bytes per row); the results are
         the same.
+    incremental : bool
+        For Lloyd's iterations (``selection="mm"``) only: every pass after the first is
+        incremental (:class:`~gmmfast.cluster._pass.IncrementalLloyd`): a row whose label
+        provably stays costs a scan of its bounds, and the cluster sums change by the rows
+        whose label changed. The labels are those of the exact passes; F(w) and the sums
+        come from per-cluster moments, equal to the exact ones up to rounding (about 1e-13
+        relative); :meth:`exact_objective` sums F from the rows. Other selections refuse
+        it, and so does ``relocate_empty`` (it draws rows in every exact pass).
     """
 
     #: Selections :func:`~gmmfast.core.generalized_mm` accepts by name besides "mm", "random".
@@ -102,8 +110,11 @@ class KMeansBounds:
                  n_threads: int, n_candidates: int = 8,
                  block_size: int = WALK_BLOCK, sampler: str = "uniform",
                  n_neighbors: int = 8, local_eps: float = 0.05, relocate_empty: bool = False,
-                 seed: int = 0, prune: bool = True):
+                 seed: int = 0, prune: bool = True, incremental: bool = False):
         X = check_data(X, "X")
+        if incremental and relocate_empty:
+            raise ValueError("incremental=True serves Lloyd's iterations (selection='mm'): "
+                             "relocate_empty needs the rows drawn in exact passes.")
         if sampler not in _samplers.SAMPLERS:
             raise ValueError(f"sampler must be one of {_samplers.SAMPLERS}, got {sampler!r}.")
         local_eps = check_real(local_eps, "local_eps", 0.0)
@@ -116,7 +127,7 @@ class KMeansBounds:
                     block_size=check_int(block_size, "block_size", 1), sampler=sampler,
                     n_neighbors=check_int(n_neighbors, "n_neighbors", 1), local_eps=local_eps,
                     relocate_empty=bool(relocate_empty), seed=check_int(seed, "seed", 0),
-                    prune=prune)
+                    prune=bool(prune), incremental=bool(incremental))
 
     @classmethod
     def from_checked(cls, X: np.ndarray, sample_weight: np.ndarray, **options: Any
@@ -130,12 +141,14 @@ class KMeansBounds:
     def _setup(self, X: np.ndarray, sw: np.ndarray, *, walk_steps: int, n_threads: int,
                n_candidates: int, block_size: int = WALK_BLOCK, sampler: str, n_neighbors: int,
                local_eps: float = 0.05, relocate_empty: bool, seed: int,
-               prune: bool = True) -> None:
+               prune: bool = True, incremental: bool = False) -> None:
         self.X, self.sw = X, sw
         self.walk_steps, self.n_threads, self.n_candidates = walk_steps, n_threads, n_candidates
         self.block_size, self.sampler, self.n_neighbors = block_size, sampler, n_neighbors
         self.local_eps, self.relocate_empty, self.seed = local_eps, relocate_empty, seed
-        self.bounds = HamerlyBounds(X) if prune else None
+        self.bounds = HamerlyBounds(X) if prune or incremental else None
+        self.incremental = incremental
+        self._lazy: Optional[IncrementalLloyd] = None   # after the first pass, if incremental
         self.n_passes = 0
         self._at: Optional[Pass] = None
         self._picked: Optional[Tuple[np.ndarray, np.ndarray, float]] = None
@@ -156,9 +169,16 @@ class KMeansBounds:
             if self.relocate_empty:
                 sample_seed = int(np.random.SeedSequence([self.seed, self.n_passes])
                                   .generate_state(1, np.uint64)[0])
-            a = assign(self.X, self.sw, w, self.n_threads, prev_labels=prev_labels,
-                       with_sums=True, sample_seed=sample_seed,
-                       old_labels=None if a is None else a.labels, bounds=self.bounds)
+            if self._lazy is not None:
+                a = self._lazy.step(w)
+            else:
+                a = assign(self.X, self.sw, w, self.n_threads, prev_labels=prev_labels,
+                           with_sums=True, sample_seed=sample_seed,
+                           old_labels=None if a is None else a.labels, bounds=self.bounds)
+                if self.incremental:     # the exact pass starts the incremental ones
+                    self._lazy = IncrementalLloyd(self.X, self.sw, a, self.bounds,
+                                                  self.n_threads)
+                    self.bounds = None
             self.n_passes += 1
             self._at = a
         return a
@@ -180,8 +200,18 @@ class KMeansBounds:
         return self._assignment(w).objective
 
     def labels(self, w: np.ndarray) -> np.ndarray:
-        """Nearest-center labels at ``w``."""
-        return self._assignment(w).labels
+        """Nearest-center labels at ``w`` (an array of their own)."""
+        a = self._assignment(w)
+        return a.labels if self._lazy is None else a.labels.copy()
+
+    def exact_objective(self, w: np.ndarray) -> float:
+        """F(w) summed from the rows: the pass's own F, or, after an incremental pass (whose
+        F comes from the moments), one more read of X (no search)."""
+        a = self._assignment(w)
+        if not a.exact:
+            a.objective = self._lazy.exact_objective(w)
+            a.exact = True
+        return a.objective
 
     def touching(self, w: np.ndarray) -> Any:
         return _merge.touching(self._assignment(w).sums)
@@ -248,8 +278,14 @@ class KMeansBounds:
         return WalkResult(labels=labels, costs=costs, value=value, proposals=self.walk_steps,
                           accepted=accepted)
 
+    def _exact_passes_only(self, selection: str) -> None:
+        if self.incremental:
+            raise ValueError(f"selection {selection!r} needs exact passes; incremental=True "
+                             "serves Lloyd's iterations (selection='mm') only.")
+
     def random_valid(self, w: np.ndarray, threshold: float,
                      rng: np.random.Generator) -> Selection:
+        self._exact_passes_only("random")
         res = self._walk(w, threshold, draw_seed(rng))
         self._picked = (res.labels, w, res.value)
         return Selection(res.labels, res.proposals, res.accepted)
@@ -262,6 +298,7 @@ class KMeansBounds:
         clusters (a merge followed by a split). The Selection's ``proposals`` is
         the number of clusters (candidates) and ``accepted`` the number merged.
         """
+        self._exact_passes_only("merge-split")
         bound = _merge.select(self._assignment(w).sums, threshold, self.n_neighbors)
         return Selection(bound, w.shape[0], int(bound.merged.shape[0]))
 
@@ -273,6 +310,7 @@ class KMeansBounds:
         """
         if isinstance(bias, str) and bias == "merge-split":
             return self.merge_split(w, threshold)
+        self._exact_passes_only("a bias")
         a = self._assignment(w)
         costs = np.empty(self.X.shape[0])
         labeling_cost(self.X, self.sw, w, a.labels, self.n_threads, costs)

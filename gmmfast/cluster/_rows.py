@@ -75,12 +75,16 @@ class MemoryRows:
             return 7.0 * share
         return 1.0
 
-    def family(self, p: Any, selection: Any, seed: int) -> KMeansBounds:
-        """The k-means bound family on these rows (no second check of X)."""
+    def family(self, p: Any, selection: Any, seed: int,
+               incremental: bool = False) -> KMeansBounds:
+        """The k-means bound family on these rows (no second check of X); with
+        ``incremental`` (Lloyd's iterations: selection "mm"), every pass after the first is
+        incremental (see :class:`~gmmfast.cluster.KMeansBounds`)."""
         return KMeansBounds.from_checked(
             self.X, self.sw, walk_steps=p.walk_steps, n_threads=self.n_threads,
             n_candidates=p.n_candidates, sampler=p.sampler, n_neighbors=p.n_neighbors,
-            relocate_empty=selection == "merge-split", seed=seed)
+            relocate_empty=selection == "merge-split", seed=seed,
+            incremental=incremental and selection == "mm")
 
     def finish(self, run: Any, k: int) -> np.ndarray:
         """The labels at the kept centers; a ConvergenceWarning if clusters are empty."""
