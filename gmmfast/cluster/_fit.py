@@ -290,19 +290,23 @@ def coarse_escape_passes(p: GMMParams, n: int, m: int) -> float:
 
 
 def polish(rows: Any, coarse: Run, p: GMMParams) -> Run:
-    """A finer level: Lloyd's passes (G-MM with eta = 1, each pruned by Hamerly's bounds) on
-    ``rows`` from the previous level's centers, until no label changes (a fixed point of
-    Lloyd's map: tol = 0). Monotone: never above the previous centers' objective on ``rows``."""
+    """A finer level: Lloyd's passes (G-MM with eta = 1) on ``rows`` from the previous
+    level's centers, until no label changes (a fixed point of Lloyd's map: tol = 0).
+    Monotone: never above the previous centers' objective on ``rows``. In memory the passes
+    after the first are incremental (a row whose label provably stays is not read; F and the
+    sums come from per-cluster moments), and the level's objective is summed from the rows
+    at its end (one more read of the rows)."""
     t0 = time.perf_counter()
-    family = rows.family(p, "mm", 0)
+    family = rows.family(p, "mm", 0, incremental=True)
     if p.verbose:
         print(f"  finer level: Lloyd's passes on {rows.n} rows", flush=True)
     res = generalized_mm(family, coarse.w, eta=1.0, tol=0.0, max_iter=p.max_iter,
                          selection="mm", callback=_progress(family) if p.verbose else None)
+    objective = family.exact_objective(res.w)
     levels = coarse.levels + [Level(rows=rows.n, n_iter=res.n_iter, centers=res.w,
-                                    objective=res.objective,
+                                    objective=objective,
                                     seconds=time.perf_counter() - t0, history=res.history)]
-    return Run(w=res.w, objective=res.objective, n_iter=coarse.n_iter + res.n_iter,
+    return Run(w=res.w, objective=objective, n_iter=coarse.n_iter + res.n_iter,
                history=coarse.history, escapes=coarse.escapes, family=family, levels=levels)
 
 
