@@ -169,13 +169,15 @@ class KMeansBounds:
             if self.relocate_empty:
                 sample_seed = int(np.random.SeedSequence([self.seed, self.n_passes])
                                   .generate_state(1, np.uint64)[0])
-            if self._lazy is not None:
+            if self._lazy is not None and not self._lazy.stale:
                 a = self._lazy.step(w)
             else:
+                if self._lazy is not None:     # the moments' rounding grew: re-anchor them
+                    self.bounds = self._lazy.release()
                 a = assign(self.X, self.sw, w, self.n_threads, prev_labels=prev_labels,
                            with_sums=True, sample_seed=sample_seed,
                            old_labels=None if a is None else a.labels, bounds=self.bounds)
-                if self.incremental:     # the exact pass starts the incremental ones
+                if self.incremental:     # an exact pass starts the incremental ones
                     self._lazy = IncrementalLloyd(self.X, self.sw, a, self.bounds,
                                                   self.n_threads)
                     self.bounds = None

@@ -209,6 +209,9 @@ def assign(X: np.ndarray, sw: np.ndarray, centers: np.ndarray, n_threads: int, *
 LAZY_SAMPLE = 64
 #: ... and the share of them kept by the bounds alone above which no center counts as jumped.
 LAZY_KEEP_ALL = 0.99
+#: Estimated rounding of F from the moments, relative to F, above which the next pass is
+#: exact (and re-anchors the moments); the invariants allow 1e-9 of F(w_0).
+LAZY_RTOL = 1e-12
 
 
 class IncrementalLloyd:
@@ -229,8 +232,11 @@ class IncrementalLloyd:
         cost_j = Q'_j - 2 (w_j - a_j).S'_j + W_j ||w_j - a_j||^2,
 
     and F(w) is the correctly rounded sum of the costs. Lloyd's centers stay near their
-    anchors, so the cancellation is small (F equals the exact F to about 1e-13 relative,
-    even on data far from the origin); :meth:`exact_objective` sums F from the rows.
+    anchors, so the cancellation is small (F equals the exact F to about 1e-16 relative in
+    the polish, even on data far from the origin). A pass whose estimated rounding of F
+    (:meth:`rounding`) exceeds LAZY_RTOL F marks the state ``stale``: its owner then makes an
+    exact pass (from :meth:`release`'s bounds) and starts a new state from it, anchored at
+    its centers. :meth:`exact_objective` sums F from the rows.
     """
 
     def __init__(self, X: np.ndarray, sw: np.ndarray, first: Pass, bounds: HamerlyBounds,
@@ -248,6 +254,9 @@ class IncrementalLloyd:
         self.square = first.sums.cost.copy()               # Q'
         self.count = np.bincount(first.labels[sw > 0], minlength=k).astype(np.float64)
         self.labels = first.labels.copy()
+        self.passes = 0                                    # since the anchors
+        self.stale = False
+        self._bounds = bounds
         self.cum_drift, self.cum_other = np.zeros(k), np.zeros(k)
         self.jump_gap = np.full(k, np.inf)
         slots = n_slots(n, k, d)
@@ -290,6 +299,8 @@ class IncrementalLloyd:
         self.moment[empty] = 0.0
         self.square[empty] = 0.0
         sums = self.cluster_sums(centers)
+        self.passes += 1
+        self.stale = self.rounding(centers) > LAZY_RTOL * sums.objective
         return Pass(w=centers, labels=self._labels, objective=sums.objective,
                     changed=int(self.slot_changed.sum()),
                     searched=int(self.slot_searched.sum()),
@@ -354,6 +365,25 @@ class IncrementalLloyd:
         np.maximum(cost, 0.0, out=cost)
         return ClusterSums(w=centers, weight=self.weight.copy(), resid=resid, cost=cost,
                            objective=math.fsum(cost))
+
+    def rounding(self, centers: np.ndarray) -> float:
+        """An estimate of the rounding of F from the moments at ``centers``: eps (passes +
+        4) sum_j (Q'_j + 2 |(w_j - a_j).S'_j| + W_j ||w_j - a_j||^2), the size of the terms
+        that cancel, times the additions each running sum has seen."""
+        u = centers.astype(np.float64) - self.anchors
+        size = (self.square + 2.0 * np.abs(np.einsum("jd,jd->j", u, self.moment))
+                + self.weight * np.einsum("jd,jd->j", u, u))
+        return 2.0 ** -52 * (self.passes + 4) * float(size.sum())
+
+    def release(self) -> HamerlyBounds:
+        """The bounds this state took over, back in Hamerly's form (valid at the last pass's
+        centers), for an exact pass; this state is then done."""
+        b = self._bounds
+        b.upper += self.cum_drift[self.labels] * (1.0 + 1e-12)
+        b.lower -= self.cum_other[self.labels] * (1.0 + 1e-12)
+        b.centers = self.centers
+        self._bounds = None
+        return b
 
     def exact_objective(self, centers: np.ndarray) -> float:
         """F at the last pass's ``centers`` summed from the rows (one read of X, no search):
