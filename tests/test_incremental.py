@@ -1,0 +1,309 @@
+"""Incremental Lloyd passes (KMeansBounds(incremental=True), gmmfast.cluster._pass.IncrementalLloyd,
+the kmeans_lazy_pass kernel): the labels of a full search at every iteration, F from the
+moments within rounding of the exact F, thread-count independence, refused buffers."""
+import numpy as np
+import pytest
+from threadpoolctl import threadpool_limits
+
+from gmmfast import GMMKMeans
+from gmmfast.cluster import KMeansBounds
+from gmmfast.cluster import _pass
+from gmmfast.cluster._pass import assign, labeling_cost, update_centers
+from gmmfast.core import generalized_mm
+
+
+def _mixture(n, d, k, rng, offset=0.0, dtype=np.float64, sd=1.0):
+    M = rng.normal(scale=6, size=(k, d))
+    return (M[rng.integers(k, size=n)] + sd * rng.normal(size=(n, d)) + offset).astype(dtype)
+
+
+def _unequal(n, d, rng, offset=0.0):
+    """90 % of the rows in one wide blob, the rest in 40 tight ones far out."""
+    big = rng.normal(size=(int(0.9 * n), d))
+    M = rng.normal(scale=30, size=(40, d))
+    small = M[rng.integers(40, size=n - big.shape[0])] + 0.01 * rng.normal(size=(n - big.shape[0], d))
+    return (np.vstack([big, small])[rng.permutation(n)] + offset)
+
+
+def _grid(n, rng, dtype):
+    """Integer points of a small grid: many rows at exactly equal distance from two centers."""
+    return rng.integers(0, 12, size=(n, 2)).astype(dtype)
+
+
+def _data_sets():
+    rng = np.random.default_rng(11)
+    yield "blobs f64", _mixture(30_000, 6, 40, rng), None
+    yield "blobs f32", _mixture(30_000, 6, 40, rng, dtype=np.float32), None
+    yield "offset 1e4 f64", _mixture(30_000, 5, 30, rng, offset=1e4), None
+    yield "offset 1e3 f32", _mixture(30_000, 3, 30, rng, offset=1e3, dtype=np.float32), None
+    X = _unequal(30_000, 4, rng, offset=1e4)
+    yield "unequal sizes, weights", X, rng.exponential(size=X.shape[0]) ** 2
+    yield "grid ties f64", _grid(20_000, rng, np.float64), None
+    yield "grid ties f32", _grid(20_000, rng, np.float32), None
+
+
+def _run(X, sw, w0, incremental, threads, check=None, max_iter=60):
+    fam = KMeansBounds(X, sw, walk_steps=0, n_threads=threads, seed=0, incremental=incremental)
+    steps = []
+
+    def callback(t, history):
+        a = fam.last
+        steps.append((a.labels.copy(), a.w.copy(), a.objective, a.exact))
+        if check is not None:
+            check(a, history)
+
+    res = generalized_mm(fam, w0, eta=1.0, selection="mm", tol=0, max_iter=max_iter,
+                         callback=callback)
+    return fam, res, steps
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_incremental_passes_give_the_labels_of_the_exact_passes(threads):
+    """Along Lloyd's run, every incremental pass has the labels of a full search at its
+    centers (no pruning), and the run follows the exact passes' run: the same labels at
+    every iteration, the centers equal to rounding, the same fixed point."""
+    for name, X, sw in _data_sets():
+        sw = np.ones(X.shape[0], X.dtype) if sw is None else sw.astype(X.dtype)
+        rng = np.random.default_rng(3)
+        k = 25
+        w0 = X[rng.choice(X.shape[0], k, replace=False)].copy()
+        if name.startswith("grid"):
+            w0 = w0 + 0.5          # centers between grid points: ties at every pass
+
+        def full_search(a, history):
+            ref = assign(X, sw, a.w, 1)
+            np.testing.assert_array_equal(a.labels, ref.labels, err_msg=name)
+
+        fam, res, steps = _run(X, sw, w0, True, threads, check=full_search)
+        _, ref, ref_steps = _run(X, sw, w0, False, threads)
+        # the stop (d_t <= 0 or b_t >= b_t-1) may come one pass apart at the fixed point,
+        # where d_t is zero up to rounding: both runs end there
+        assert abs(res.n_iter - ref.n_iter) <= 1, name
+        assert sum(not s[3] for s in steps) >= res.n_iter - 1, name   # incremental passes
+        scale = float(np.abs(X).max())
+        for (lab, w, f, _), (rlab, rw, rf, _) in zip(steps, ref_steps):
+            np.testing.assert_array_equal(lab, rlab, err_msg=name)
+            np.testing.assert_allclose(w, rw, rtol=0, atol=1e-12 * scale * (
+                1e6 if X.dtype == np.float32 else 1.0), err_msg=name)
+            assert f == pytest.approx(rf, rel=1e-12), name
+        # (float32 centers far from the origin round their means: the exact passes' d_t
+        # can then be below -1e-9 F(w_0) too)
+        if not ref.history.invariant_violations():
+            assert not res.history.invariant_violations(), name
+        np.testing.assert_array_equal(fam.labels(res.w), ref_steps[-1][0], err_msg=name)
+
+
+def test_a_pass_near_the_fixed_point_reads_few_rows():
+    """Near a fixed point (centers that moved a little), the rows whose label stays cost a
+    scan of their bounds: the pass reads (tightens or searches) only a few rows of X."""
+    rng = np.random.default_rng(4)
+    X = _mixture(200_000, 8, 30, rng)
+    sw = np.ones(len(X))
+    w0 = X[rng.choice(len(X), 30, replace=False)].copy()
+    fam, res, steps = _run(X, sw, w0, True, 1, max_iter=300)
+    lazy = fam._lazy
+    w = res.w + 1e-4 * rng.normal(size=res.w.shape)         # a small move
+    a = lazy.step(np.ascontiguousarray(w))
+    assert a.tightened + a.searched < 0.02 * len(X)
+    np.testing.assert_array_equal(a.labels, assign(X, sw, w, 1).labels)
+    # one center jumps: rows far from it still read nothing, the labels stay exact
+    w[3] += 4.0
+    a = lazy.step(np.ascontiguousarray(w))
+    np.testing.assert_array_equal(a.labels, assign(X, sw, w, 1).labels)
+    assert a.tightened < 0.5 * len(X)
+
+
+def _moment_errors(X, sw, w0, max_iter=100):
+    errs = []
+
+    def check(a, history):
+        exact = labeling_cost(X, sw, a.w, a.labels, 1)
+        errs.append((abs(a.objective - exact), exact, history.initial_objective, a.exact))
+
+    fam, res, _ = _run(X, sw, w0, True, 2, check=check, max_iter=max_iter)
+    return fam, res, errs
+
+
+@pytest.mark.parametrize("case", ["offset 1e4", "offset 1e6", "float32 offset 1e3",
+                                  "unequal sizes offset 1e4"])
+def test_F_from_the_moments_is_within_1e_12_of_the_exact_F(case):
+    """Far from the origin the moments, kept relative to anchors (the centers of the first
+    pass), lose nothing to cancellation: F from them is within 1e-12 of the exact F
+    (measured: below 1e-15), far inside the invariants' 1e-9."""
+    rng = np.random.default_rng(8)
+    if case == "float32 offset 1e3":
+        X = _mixture(60_000, 4, 30, rng, offset=1e3, dtype=np.float32)
+    elif case.startswith("unequal"):
+        X = _unequal(60_000, 4, rng, offset=1e4)
+    else:
+        X = _mixture(60_000, 6, 30, rng, offset=float(case.split()[-1]))
+    sw = np.ones(len(X), X.dtype)
+    w0 = X[rng.choice(len(X), 30, replace=False)].copy()
+    fam, res, errs = _moment_errors(X, sw, w0)
+    assert len(errs) >= 3
+    assert max(e / f for e, f, _, _ in errs) <= 1e-12
+    if X.dtype == np.float64:     # (float32 means far from the origin round: see above)
+        assert not res.history.invariant_violations()
+    assert fam.exact_objective(res.w) == labeling_cost(X, sw, res.w, fam.labels(res.w), 1)
+
+
+def test_the_moments_are_re_anchored_when_their_rounding_grows():
+    """Tight clusters (sd 1e-3) far from the origin, centers starting 5 away from them: F
+    falls a million-fold in one pass while the centers move far from their anchors, and F
+    from the moments is off by ~1e-10 of F (still ~1e-16 of F(w_0), the invariants'
+    scale). The next pass is then exact (re-anchored), and the final F is exact."""
+    rng = np.random.default_rng(1)
+    n, d, k = 60_000, 8, 20
+    M = rng.normal(scale=10, size=(k, d))
+    X = M[rng.integers(k, size=n)] + 1e-3 * rng.normal(size=(n, d)) + 1e4
+    v = rng.normal(size=M.shape)
+    w0 = np.ascontiguousarray(1e4 + M + 5 * v / np.linalg.norm(v, axis=1, keepdims=True))
+    sw = np.ones(n)
+    fam, res, errs = _moment_errors(X, sw, w0)
+    assert max(e / f0 for e, _, f0, _ in errs) <= 1e-12
+    first_lazy = next(i for i, (_, _, _, exact) in enumerate(errs) if not exact)
+    assert errs[first_lazy][0] > 1e-12 * errs[first_lazy][1]    # the case is adversarial ...
+    assert errs[first_lazy + 1][3]                            # ... so the next pass is exact
+    assert fam.exact_objective(res.w) == assign(X, sw, res.w, 1).objective
+
+
+def test_incremental_passes_do_not_depend_on_the_thread_count():
+    """The moments' deltas are summed per slot in row order and reduced in slot order: 1 and
+    2 threads give bit-identical labels, centers and records (n large enough for the
+    kernel to use both threads)."""
+    rng = np.random.default_rng(2)
+    X = _mixture(400_000, 3, 40, rng, offset=50.0)
+    sw = rng.random(len(X))
+    w0 = X[rng.choice(len(X), 40, replace=False)].copy()
+    runs = [_run(X, sw, w0, True, t, max_iter=40) for t in (1, 2)]
+    (_, r1, s1), (_, r2, s2) = runs
+    assert r1.n_iter == r2.n_iter
+    for a, b in zip(s1, s2):
+        np.testing.assert_array_equal(a[0], b[0])
+        np.testing.assert_array_equal(a[1], b[1])
+        assert a[2] == b[2]
+    for f in ("bound_at_previous", "threshold", "bound", "objective", "gap"):
+        np.testing.assert_array_equal(getattr(r1.history, f), getattr(r2.history, f))
+
+
+def test_the_default_fit_polishes_to_a_fixed_point_whatever_the_thread_count():
+    """GMMKMeans() on more rows than its coarse sample: the fine level's incremental passes
+    end at a fixed point of Lloyd's map (the labels are the nearest centers, the centers the
+    means of their labels), inertia_ is the exact F, and 1 and 2 threads give bit-identical
+    results."""
+    rng = np.random.default_rng(6)
+    X = _mixture(120_000, 4, 12, rng, offset=100.0)
+    fits = []
+    for threads in (1, 2):
+        with threadpool_limits(limits=threads, user_api="openmp"):
+            fits.append(GMMKMeans(12, random_state=3).fit(X))
+    m = fits[0]
+    assert [lv.rows for lv in m.levels_][-1] == len(X) and len(m.levels_) >= 2
+    sw = np.ones(len(X))
+    a = assign(X, sw, m.cluster_centers_, 1)
+    np.testing.assert_array_equal(a.labels, m.labels_)
+    assert m.inertia_ == a.objective
+    means, _ = update_centers(X, sw, m.labels_, m.cluster_centers_, 1)
+    np.testing.assert_allclose(means, m.cluster_centers_, rtol=0, atol=1e-9)
+    np.testing.assert_array_equal(fits[0].cluster_centers_, fits[1].cluster_centers_)
+    np.testing.assert_array_equal(fits[0].labels_, fits[1].labels_)
+    assert fits[0].inertia_ == fits[1].inertia_
+
+
+def test_incremental_serves_lloyd_only():
+    X = np.random.default_rng(0).normal(size=(500, 2))
+    sw = np.ones(500)
+    with pytest.raises(ValueError, match="relocate_empty"):
+        KMeansBounds(X, sw, walk_steps=0, n_threads=1, relocate_empty=True, incremental=True)
+    fam = KMeansBounds(X, sw, walk_steps=10, n_threads=1, incremental=True)
+    with pytest.raises(ValueError, match="selection='mm'"):
+        generalized_mm(fam, X[:4].copy(), eta=0.5, selection="random", max_iter=3)
+    fam = KMeansBounds(X, sw, walk_steps=0, n_threads=1, incremental=True)
+    with pytest.raises(ValueError, match="selection='mm'"):
+        generalized_mm(fam, X[:4].copy(), eta=0.5, selection="merge-split", max_iter=3)
+
+
+# -- the buffer record ---------------------------------------------------------------------
+
+def _buffers(n=1000, k=7, d=3, slots=2, dtype=np.float64, **change):
+    from gmmfast._kernels import _kmeans as K
+    args = dict(labels=np.zeros(n, np.int32), upper=np.zeros(n), lower=np.zeros(n),
+                xsq=np.zeros(n), cum_drift=np.zeros(k), cum_other=np.zeros(k),
+                jump_gap=np.full(k, np.inf), anchors=np.zeros((k, d), dtype),
+                slot_delta=np.zeros((slots, k, d + 3)), slot_touched=np.zeros((slots, k), np.uint8),
+                delta=np.zeros((k, d + 3)), slot_changed=np.zeros(slots, np.int64),
+                slot_searched=np.zeros(slots, np.int64), slot_tightened=np.zeros(slots, np.int64))
+    args.update(change)
+    return K.LazyBuffers(n, k, d, **args)
+
+
+@pytest.mark.parametrize("change,match", [
+    (dict(labels=np.zeros(999, np.int32)), "one entry per row"),
+    (dict(upper=np.zeros(1001)), "one entry per row"),
+    (dict(xsq=np.zeros(10)), "one entry per row"),
+    (dict(cum_drift=np.zeros(6)), "one entry per center"),
+    (dict(jump_gap=np.zeros(8)), "one entry per center"),
+    (dict(anchors=np.zeros((7, 4))), "anchors"),
+    (dict(anchors=np.zeros((7, 3), np.int64)), "anchors"),
+    (dict(anchors=np.zeros((3, 7)).T), "anchors"),
+    (dict(slot_delta=np.zeros((2, 7, 5))), "slot_delta"),
+    (dict(slot_touched=np.zeros((3, 7), np.uint8)), "slot_delta"),
+    (dict(slot_delta=np.zeros((9, 7, 6)), slot_touched=np.zeros((9, 7), np.uint8)), "slots"),
+    (dict(delta=np.zeros((7, 5))), "delta"),
+    (dict(slot_changed=np.zeros(3, np.int64)), "one entry per slot"),
+    (dict(labels=np.full(1000, 7, np.int32)), "labels out of range"),
+    (dict(labels=np.full(1000, -1, np.int32)), "labels out of range"),
+])
+def test_lazy_buffers_refuse_bad_shapes(change, match):
+    with pytest.raises(ValueError, match=match):
+        _buffers(**change)
+
+
+def test_lazy_buffers_refuse_bad_jumped_centers_and_mismatched_data():
+    from gmmfast._kernels import _kmeans as K
+    buf = _buffers()
+    for bad in (np.array([7], np.int32), np.array([-1], np.int32), np.array([1], np.int64)):
+        with pytest.raises(ValueError, match="jumped"):
+            buf.set_jumped(bad)
+    buf.set_jumped(np.array([0, 6], np.int32))
+    X, sw, C = np.zeros((1000, 3)), np.ones(1000), np.zeros((7, 3))
+    K.kmeans_lazy_pass(X, sw, C, buf, 1)                       # the right shapes pass
+    with pytest.raises(ValueError, match="buffers for"):
+        K.kmeans_lazy_pass(X[:999], sw[:999], C, buf, 1)
+    with pytest.raises(ValueError, match="buffers for"):
+        K.kmeans_lazy_pass(X, sw, C[:6], buf, 1)
+    with pytest.raises(ValueError, match="disagree"):
+        K.kmeans_lazy_pass(X, sw[:10], C, buf, 1)
+    with pytest.raises(ValueError):                            # anchors of another dtype
+        K.kmeans_lazy_pass(X.astype(np.float32), sw.astype(np.float32),
+                           C.astype(np.float32), buf, 1)
+
+
+def test_rows_at_near_ties_with_a_jumped_center_get_the_search_s_label():
+    """A center jumps next to rows of another cluster, leaving them within 1e-9 of a tie, far
+    from the origin (where the search's own rounding is ~1e-8): the jumped center is checked
+    at its exact distance, and a row is kept only if it is separated by more than the
+    search's rounding margin, so every label is the full search's."""
+    rng = np.random.default_rng(12)
+    d, k = 4, 30
+    M = rng.normal(scale=20, size=(k, d)) + 1e4
+    X = M[rng.integers(k, size=60_000)] + rng.normal(size=(60_000, d))
+    a, b = 0, 1
+    u = rng.normal(size=d)
+    u /= np.linalg.norm(u)
+    B_new = M[a] + 1.5 * u                           # where b jumps: 1.5 from a's center
+    # rows on the bisecting plane of a and B_new, nudged by +-1e-9 along u
+    t = rng.normal(size=(20_000, d))
+    t -= np.outer(t @ u, u)
+    ties = (M[a] + B_new) / 2 + t + np.outer(rng.uniform(-1e-9, 1e-9, size=20_000), u)
+    X = np.ascontiguousarray(np.vstack([X, ties])[rng.permutation(80_000)])
+    sw = np.ones(len(X))
+    fam = KMeansBounds(X, sw, walk_steps=0, n_threads=1, seed=0, incremental=True)
+    fam.objective(M.copy())
+    lazy = fam._lazy
+    C = M.copy()
+    C[b] = B_new
+    got = lazy.step(C)
+    want = assign(X, sw, C, 1)
+    np.testing.assert_array_equal(got.labels, want.labels)
+    assert got.searched < len(X) // 2           # the jumped center did not send every row
