@@ -167,16 +167,22 @@ def test_the_moments_are_re_anchored_when_their_rounding_grows():
     assert fam.exact_objective(res.w) == assign(X, sw, res.w, 1).objective
 
 
-def test_incremental_passes_do_not_depend_on_the_thread_count():
+def test_incremental_passes_do_not_depend_on_the_thread_count(monkeypatch):
     """The moments' deltas are summed per slot in row order and reduced in slot order: 1 and
-    2 threads give bit-identical labels, centers and records (n large enough for the
-    kernel to use both threads)."""
+    2 threads, and passes made in blocks of slots, give bit-identical labels, centers and
+    records (n large enough for the kernel to use both threads)."""
     rng = np.random.default_rng(2)
     X = _mixture(400_000, 3, 40, rng, offset=50.0)
     sw = rng.random(len(X))
     w0 = X[rng.choice(len(X), 40, replace=False)].copy()
     runs = [_run(X, sw, w0, True, t, max_iter=40) for t in (1, 2)]
-    (_, r1, s1), (_, r2, s2) = runs
+    monkeypatch.setattr(_pass, "LAZY_BLOCK", 30_000)       # 14 calls of ~5 slots a pass
+    runs.append(_run(X, sw, w0, True, 2, max_iter=40))
+    (_, r1, s1), (_, r2, s2), (_, r3, s3) = runs
+    for a, b in zip(s1, s3):
+        np.testing.assert_array_equal(a[0], b[0])
+        np.testing.assert_array_equal(a[1], b[1])
+        assert a[2] == b[2]
     assert r1.n_iter == r2.n_iter
     for a, b in zip(s1, s2):
         np.testing.assert_array_equal(a[0], b[0])
@@ -267,16 +273,18 @@ def test_lazy_buffers_refuse_bad_jumped_centers_and_mismatched_data():
             buf.set_jumped(bad)
     buf.set_jumped(np.array([0, 6], np.int32))
     X, sw, C = np.zeros((1000, 3)), np.ones(1000), np.zeros((7, 3))
-    K.kmeans_lazy_pass(X, sw, C, buf, 1)                       # the right shapes pass
+    K.kmeans_lazy_pass(X, sw, C, buf, 0, 2, 1)                 # the right shapes pass
     with pytest.raises(ValueError, match="buffers for"):
-        K.kmeans_lazy_pass(X[:999], sw[:999], C, buf, 1)
+        K.kmeans_lazy_pass(X[:999], sw[:999], C, buf, 0, 2, 1)
     with pytest.raises(ValueError, match="buffers for"):
-        K.kmeans_lazy_pass(X, sw, C[:6], buf, 1)
+        K.kmeans_lazy_pass(X, sw, C[:6], buf, 0, 2, 1)
     with pytest.raises(ValueError, match="disagree"):
-        K.kmeans_lazy_pass(X, sw[:10], C, buf, 1)
+        K.kmeans_lazy_pass(X, sw[:10], C, buf, 0, 2, 1)
+    with pytest.raises(ValueError, match="slots"):
+        K.kmeans_lazy_pass(X, sw, C, buf, 1, 3, 1)
     with pytest.raises(ValueError):                            # anchors of another dtype
         K.kmeans_lazy_pass(X.astype(np.float32), sw.astype(np.float32),
-                           C.astype(np.float32), buf, 1)
+                           C.astype(np.float32), buf, 0, 2, 1)
 
 
 def test_rows_at_near_ties_with_a_jumped_center_get_the_search_s_label():
@@ -307,3 +315,52 @@ def test_rows_at_near_ties_with_a_jumped_center_get_the_search_s_label():
     want = assign(X, sw, C, 1)
     np.testing.assert_array_equal(got.labels, want.labels)
     assert got.searched < len(X) // 2           # the jumped center did not send every row
+
+
+def test_an_interrupted_pass_is_followed_by_an_exact_one(monkeypatch):
+    """Ctrl-C between two blocks of a pass leaves the moments behind and the rows it did not
+    reach unchecked against the centers that jumped: the state is stale, the bounds it hands
+    back allow for the jump, and the family's next pass is exact, with a full search's
+    labels and the exact F."""
+    rng = np.random.default_rng(9)
+    X = _mixture(100_000, 4, 20, rng)
+    sw = np.ones(len(X))
+    monkeypatch.setattr(_pass, "LAZY_BLOCK", 20_000)
+    fam = KMeansBounds(X, sw, walk_steps=0, n_threads=1, seed=0, incremental=True)
+    w0 = X[rng.choice(len(X), 20, replace=False)].copy()
+    fam.objective(w0)
+    kernel = _pass.kernels.kmeans_lazy_pass
+    calls = []
+
+    def interrupted(*args):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return kernel(*args)
+
+    plan = _pass.IncrementalLloyd._plan
+    jumped = []
+
+    def recorded(self, c64):
+        out = plan(self, c64)
+        jumped.append(len(out[3]))
+        return out
+
+    monkeypatch.setattr(_pass.kernels, "kmeans_lazy_pass", interrupted)
+    monkeypatch.setattr(_pass.IncrementalLloyd, "_plan", recorded)
+    w1 = w0 + 0.01
+    w1[[2, 5]] += 3.0                          # two centers jump: checked row by row
+    with pytest.raises(KeyboardInterrupt):
+        fam.objective(np.ascontiguousarray(w1))
+    assert jumped == [2]
+    monkeypatch.setattr(_pass.kernels, "kmeans_lazy_pass", kernel)
+    w2 = np.ascontiguousarray(w1)              # the centers of the interrupted pass
+    a = fam._assignment(w2)
+    assert a.exact
+    ref = assign(X, sw, w2, 1)
+    np.testing.assert_array_equal(a.labels, ref.labels)
+    assert a.objective == ref.objective
+    w3 = np.ascontiguousarray(w1 + 0.05)
+    b = fam._assignment(w3)                    # incremental again, from the exact pass
+    assert not b.exact
+    np.testing.assert_array_equal(b.labels, assign(X, sw, w3, 1).labels)

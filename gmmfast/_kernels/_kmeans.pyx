@@ -625,8 +625,10 @@ cdef inline double* _slot_row(double* row, unsigned char* touched, Py_ssize_t d
 
 def kmeans_lazy_pass(const floating[:, ::1] X, const floating[::1] sample_weight,
                      const floating[:, ::1] centers, LazyBuffers buf not None,
-                     int n_threads):
-    """One incremental Lloyd pass at `centers` (see :class:`LazyBuffers`).
+                     Py_ssize_t slot_lo, Py_ssize_t slot_hi, int n_threads):
+    """Slots [slot_lo, slot_hi) of one incremental Lloyd pass at `centers` (see
+    :class:`LazyBuffers`); the caller loops over blocks of slots (Ctrl-C gets through
+    between them), then reduces the slots with :func:`kmeans_lazy_deltas`.
 
     A row keeps its label without reading X when its loosened bounds separate it from every
     other center by more than the search's rounding margin (as in :func:`kmeans_pass`);
@@ -634,8 +636,8 @@ def kmeans_lazy_pass(const floating[:, ::1] X, const floating[::1] sample_weight
     do not separate, it is searched (`_search`, screened in float32 for float64 X): the
     labels are those of a full search. Searched rows get exact bounds; the rows whose label
     changed add their moments to `delta` (removed from the old cluster, added to the new),
-    per slot in row order and then in slot order: the results do not depend on the thread
-    count.
+    per slot in row order (then in slot order by :func:`kmeans_lazy_deltas`): the results
+    do not depend on the thread count.
     """
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1], k = centers.shape[0]
     cdef Py_ssize_t n_chunks = (n + _CHUNK - 1) // _CHUNK
@@ -659,12 +661,9 @@ def kmeans_lazy_pass(const floating[:, ::1] X, const floating[::1] sample_weight
     cdef int64_t[::1] slot_changed = buf.slot_changed, slot_searched = buf.slot_searched
     cdef int64_t[::1] slot_tightened = buf.slot_tightened
     cdef Py_ssize_t n_slots = buf.n_slots
-    delta[:, :] = 0.0
-    touched[:, :] = 0
-    slot_changed[:] = 0
-    slot_searched[:] = 0
-    slot_tightened[:] = 0
-    if n == 0:
+    if not 0 <= slot_lo <= slot_hi <= n_slots:
+        raise ValueError(f"kmeans_lazy_pass: slots [{slot_lo}, {slot_hi}) out of [0, {n_slots}]")
+    if n == 0 or slot_lo == slot_hi:
         return
     cdef int level = _LEVEL
     CT_arr, csq_arr, CT32_arr, csq32_arr, screen_, tol_, tol32_, maxcsq_ = _search_layout(
@@ -698,8 +697,10 @@ def kmeans_lazy_pass(const floating[:, ::1] X, const floating[::1] sample_weight
     cdef int* sl
     cdef double* slb
     cdef double* row
-    # the scan reads ~28 bytes a row: a thread per ~1M rows at most
-    n_threads = threads_for(n_threads, n_slots, <double>n * 4, _GRAIN)
+    cdef Py_ssize_t rows = min(slot_hi * n_chunks // n_slots * _CHUNK, n) \
+        - slot_lo * n_chunks // n_slots * _CHUNK
+    # a kept row costs a few operations: a thread per 256k rows at most
+    n_threads = threads_for(n_threads, slot_hi - slot_lo, <double>rows * 4, _GRAIN)
     with nogil, parallel(num_threads=n_threads):
         todo = <int64_t*> malloc(_CHUNK * sizeof(int64_t))
         xq = <double*> malloc(_CHUNK * sizeof(double))
@@ -713,10 +714,12 @@ def kmeans_lazy_pass(const floating[:, ::1] X, const floating[::1] sample_weight
         redo_at = <int64_t*> malloc(_CHUNK * sizeof(int64_t))
         sl = <int*> malloc(_CHUNK * sizeof(int))
         slb = <double*> malloc(_CHUNK * sizeof(double))
-        for s in prange(n_slots, schedule="dynamic"):
+        for s in prange(slot_lo, slot_hi, schedule="dynamic"):
             n_changed = 0
             n_searched = 0
             n_tight = 0
+            for j in range(k):
+                touched[s, j] = 0
             for c in range(s * n_chunks // n_slots, (s + 1) * n_chunks // n_slots):
                 i0 = c * _CHUNK
                 i1 = min(i0 + _CHUNK, n)
@@ -803,8 +806,19 @@ def kmeans_lazy_pass(const floating[:, ::1] X, const floating[::1] sample_weight
         free(redo_at)
         free(sl)
         free(slb)
-    with nogil:                                  # the slots in order
+
+
+def kmeans_lazy_deltas(LazyBuffers buf not None):
+    """`delta` of an incremental pass whose every slot :func:`kmeans_lazy_pass` has made:
+    the slots' changes of the moments, added in slot order."""
+    cdef Py_ssize_t k = buf.k, d = buf.d, n_slots = buf.n_slots, j, s, f
+    cdef double[:, :, ::1] slot_delta = buf.slot_delta
+    cdef unsigned char[:, ::1] touched = buf.slot_touched
+    cdef double[:, ::1] delta = buf.delta
+    with nogil:
         for j in range(k):
+            for f in range(d + 3):
+                delta[j, f] = 0.0
             for s in range(n_slots):
                 if touched[s, j]:
                     for f in range(d + 3):

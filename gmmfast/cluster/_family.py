@@ -172,11 +172,13 @@ class KMeansBounds:
             if self._lazy is not None and not self._lazy.stale:
                 a = self._lazy.step(w)
             else:
-                if self._lazy is not None:     # the moments' rounding grew: re-anchor them
+                old = None if a is None else a.labels
+                if self._lazy is not None:     # stale moments (rounding, Ctrl-C): re-anchor
+                    old = self._lazy.labels    # (the labels its bounds are for)
                     self.bounds = self._lazy.release()
                 a = assign(self.X, self.sw, w, self.n_threads, prev_labels=prev_labels,
-                           with_sums=True, sample_seed=sample_seed,
-                           old_labels=None if a is None else a.labels, bounds=self.bounds)
+                           with_sums=True, sample_seed=sample_seed, old_labels=old,
+                           bounds=self.bounds)
                 if self.incremental:     # an exact pass starts the incremental ones
                     self._lazy = IncrementalLloyd(self.X, self.sw, a, self.bounds,
                                                   self.n_threads)

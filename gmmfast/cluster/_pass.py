@@ -209,6 +209,8 @@ def assign(X: np.ndarray, sw: np.ndarray, centers: np.ndarray, n_threads: int, *
 LAZY_SAMPLE = 64
 #: ... and the share of them kept by the bounds alone above which no center counts as jumped.
 LAZY_KEEP_ALL = 0.99
+#: Rows per call of the incremental pass kernel (Ctrl-C gets through between calls).
+LAZY_BLOCK = 1 << 22
 #: Estimated rounding of F from the moments, relative to F, above which the next pass is
 #: exact (and re-anchors the moments); the invariants allow 1e-9 of F(w_0).
 LAZY_RTOL = 1e-12
@@ -255,6 +257,7 @@ class IncrementalLloyd:
         self.count = np.bincount(first.labels[sw > 0], minlength=k).astype(np.float64)
         self.labels = first.labels.copy()
         self.passes = 0                                    # since the anchors
+        self._unchecked_jump = 0.0
         self.stale = False
         self._bounds = bounds
         self.cum_drift, self.cum_other = np.zeros(k), np.zeros(k)
@@ -263,6 +266,8 @@ class IncrementalLloyd:
         n_chunks = -(-n // CHUNK)
         self._sample = (np.arange(slots, dtype=np.int64) * n_chunks // slots) * CHUNK
         self._sampled = int(np.minimum(n - self._sample, LAZY_SAMPLE).sum())
+        self._slots = slots        # passes run in blocks of about LAZY_BLOCK rows
+        self._block = max(1, min(slots, LAZY_BLOCK * slots // max(n, 1)))
         self.delta = np.empty((k, d + 3))
         self.slot_changed, self.slot_searched, self.slot_tightened = (
             np.empty(slots, dtype=np.int64) for _ in range(3))
@@ -283,12 +288,19 @@ class IncrementalLloyd:
         this object's array (read-only): the next pass changes them."""
         c64 = centers.astype(np.float64)
         drift, other, gap, jumped = self._plan(c64)
-        self.cum_drift += drift
+        self.stale = True      # until the pass is whole: Ctrl-C between blocks leaves the
+        self.cum_drift += drift                      # bounds valid, the moments behind
         self.cum_other += other
         self.jump_gap[:] = gap
         self.buffers.set_jumped(jumped)
-        kernels.kmeans_lazy_pass(self.X, self.sw, centers, self.buffers, self.n_threads)
         self.centers = c64
+        # the rows a pass has not reached yet are not bounded away from the jumped centers
+        self._unchecked_jump = float(drift[jumped].max()) if jumped.shape[0] else 0.0
+        for lo in range(0, self._slots, self._block):
+            kernels.kmeans_lazy_pass(self.X, self.sw, centers, self.buffers, lo,
+                                     min(lo + self._block, self._slots), self.n_threads)
+        self._unchecked_jump = 0.0
+        kernels.kmeans_lazy_deltas(self.buffers)
         d = self.X.shape[1]
         self.weight += self.delta[:, 0]
         self.moment += self.delta[:, 1:d + 1]
@@ -377,10 +389,11 @@ class IncrementalLloyd:
 
     def release(self) -> HamerlyBounds:
         """The bounds this state took over, back in Hamerly's form (valid at the last pass's
-        centers), for an exact pass; this state is then done."""
+        centers, even if that pass was interrupted), for an exact pass; this state is then
+        done."""
         b = self._bounds
         b.upper += self.cum_drift[self.labels] * (1.0 + 1e-12)
-        b.lower -= self.cum_other[self.labels] * (1.0 + 1e-12)
+        b.lower -= (self.cum_other[self.labels] + self._unchecked_jump) * (1.0 + 1e-12)
         b.centers = self.centers
         self._bounds = None
         return b
