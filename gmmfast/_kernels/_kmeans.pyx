@@ -529,7 +529,9 @@ cdef class LazyBuffers:
     n_slots groups of chunks as in :class:`PassBuffers`.
 
     Out: ``delta`` (k, d + 3): per cluster j, the change of (W_j, S'_j, Q'_j, rows of
-    positive weight) by the rows that changed label, reduced in slot order;
+    positive weight) by the rows that changed label, reduced in slot order by
+    :func:`kmeans_lazy_deltas` (each slot's part is in ``slot_delta`` where
+    ``slot_touched``);
     ``slot_changed``, ``slot_searched`` and ``slot_tightened`` (n_slots,): per slot the
     rows whose label changed, that were searched, and whose distance to their center was
     recomputed (the rows of X the pass read).

@@ -237,8 +237,10 @@ class IncrementalLloyd:
     anchors, so the cancellation is small (F equals the exact F to about 1e-16 relative in
     the polish, even on data far from the origin). A pass whose estimated rounding of F
     (:meth:`rounding`) exceeds LAZY_RTOL F marks the state ``stale``: its owner then makes an
-    exact pass (from :meth:`release`'s bounds) and starts a new state from it, anchored at
-    its centers. :meth:`exact_objective` sums F from the rows.
+    exact pass (from :meth:`release`'s bounds and :attr:`labels`) and starts a new state
+    from it, anchored at its centers. A pass runs in blocks of about LAZY_BLOCK rows; one
+    interrupted between blocks (Ctrl-C) leaves the state stale too. :meth:`exact_objective`
+    sums F from the rows.
     """
 
     def __init__(self, X: np.ndarray, sw: np.ndarray, first: Pass, bounds: HamerlyBounds,
