@@ -64,9 +64,11 @@ class GMMKMeans(BaseEstimator):
         rows).
     sample_size : int, "auto" or None, default="auto"
         Coarse to fine: G-MM with its escapes (the global moves: which regions hold too
-        many or too few centers) runs on a uniform sample of this many rows, then Lloyd's
-        passes on every row polish its centers to a fixed point (no label changes); the
-        result (``inertia_``, ``labels_``) is that of every row. "auto": max(64 k, 50,000)
+        many or too few centers) runs on a uniform sample of this many rows; then Lloyd's
+        passes polish its centers to a fixed point (no label changes), first on a sample of
+        1024 rows per center where the data has at least 4x as many rows, then on every row
+        (passes after the first read only the rows whose label may change); the result
+        (``inertia_``, ``labels_``) is that of every row. "auto": max(64 k, 20,000)
         rows with the default selection (merge-split, eta < 1), and every row otherwise;
         None: every row. X with no more rows than the sample is fitted on every row.
     n_init : int or "auto", default=1
@@ -119,8 +121,9 @@ class GMMKMeans(BaseEstimator):
         k-center search: k-means++ costs about 3 + log k) and the first G-MM run
         did together, but never fewer passes than cost 10^10 row-center-feature
         products (about a second on one core; small sets stop by ``patience``
-        alone): on large sets escaping about doubles the work of a fit.
-        Deterministic.
+        alone). On a sample (``sample_size``) the coarse level's whole work (seeding,
+        G-MM, escapes) is instead ``escape_effort`` times half the work of faiss's
+        default training and labelling search on every row. Deterministic.
     max_time : float or None, default=None
         Also stop proposing after this many seconds (the result then depends
         on the machine's speed).
