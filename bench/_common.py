@@ -16,7 +16,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Callable, Dict, List, Sequence
+from typing import Callable, Dict, List, Optional, Sequence
 
 import numpy as np
 
@@ -35,8 +35,9 @@ def _cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
-def machine_header(command: str) -> str:
-    """Markdown lines: command, date, commit, CPU, cores, SIMD level, library versions, BLAS."""
+def machine_header(command: str, versions: Optional[Dict[str, str]] = None) -> str:
+    """Markdown lines: command, date, commit, CPU, cores, SIMD level, library versions (and
+    ``versions``, e.g. a contender's library), BLAS."""
     import scipy
     from threadpoolctl import threadpool_info
     try:
@@ -62,7 +63,8 @@ def machine_header(command: str) -> str:
         f"- machine: {_cpu_model()}, {os.cpu_count()} cores, {platform.system()} "
         f"{platform.release()}; SIMD level of the kernels: {simd_name()}",
         f"- python {platform.python_version()}, numpy {np.__version__}, scipy "
-        f"{scipy.__version__}, scikit-learn {skl}",
+        f"{scipy.__version__}, scikit-learn {skl}"
+        + "".join(f", {lib} {v}" for lib, v in (versions or {}).items()),
         f"- threadpools: {blas}",
     ]
     try:
@@ -76,10 +78,12 @@ def machine_header(command: str) -> str:
     return "\n".join(lines)
 
 
-def write_results(name: str, title: str, body: str) -> Path:
-    """Write bench/results/NAME.md with the machine header and ``body``; print it too."""
+def write_results(name: str, title: str, body: str,
+                  versions: Optional[Dict[str, str]] = None) -> Path:
+    """Write bench/results/NAME.md with the machine header (``versions``: more libraries'
+    versions for it) and ``body``; print it too."""
     command = "python " + " ".join([os.path.relpath(sys.argv[0], ROOT)] + sys.argv[1:])
-    text = f"# {title}\n\n{machine_header(command)}\n\n{body.rstrip()}\n"
+    text = f"# {title}\n\n{machine_header(command, versions)}\n\n{body.rstrip()}\n"
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / f"{name}.md"
     path.write_text(text)
@@ -114,17 +118,43 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> s
 
 
 def mixture(n: int, d: int, k: int, dtype=np.float64, seed: int = 0,
-            block: int = 1_000_000) -> np.ndarray:
+            block: int = 1_000_000, out: Optional[np.ndarray] = None) -> np.ndarray:
     """The scale benchmarks' data: a mixture of 4k Gaussians in d dimensions,
     ``M = normal(scale=10, (4k, d)); X = M[randint(4k, n)] + normal((n, d))``, generated
-    block by block straight into ``dtype`` (no float64 copy of a float32 set)."""
+    block by block straight into ``dtype`` (no float64 copy of a float32 set), into ``out``
+    (an (n, d) array of ``dtype``, e.g. a memory-mapped .npy) when given: the same rows."""
     rng = np.random.default_rng(seed)
     M = rng.normal(scale=10.0, size=(4 * k, d))
-    X = np.empty((n, d), dtype=dtype)
+    X = np.empty((n, d), dtype=dtype) if out is None else out
+    if X.shape != (n, d) or X.dtype != np.dtype(dtype):
+        raise ValueError(f"out must be ({n}, {d}) {np.dtype(dtype)}, got {X.shape} {X.dtype}")
     for lo in range(0, n, block):
         hi = min(lo + block, n)
         X[lo:hi] = M[rng.integers(4 * k, size=hi - lo)] + rng.normal(size=(hi - lo, d))
     return X
+
+
+def mixture_file(path: Path, n: int, d: int, k: int, dtype=np.float64, seed: int = 0) -> bool:
+    """:func:`mixture`'s rows written block by block into the .npy file ``path`` (through
+    ``np.lib.format.open_memmap``: never the whole set in memory), unless ``path`` already
+    holds an (n, d) array of ``dtype``. A file is renamed into place only once complete.
+    Returns whether it was generated now."""
+    path = Path(path)
+    if path.exists():
+        try:
+            old = np.load(path, mmap_mode="r")
+            if old.shape == (n, d) and old.dtype == np.dtype(dtype):
+                return False
+        except (ValueError, OSError):
+            pass
+    path.parent.mkdir(parents=True, exist_ok=True)
+    part = path.with_name(path.name + ".part")
+    X = np.lib.format.open_memmap(part, mode="w+", dtype=dtype, shape=(n, d))
+    mixture(n, d, k, dtype, seed, out=X)
+    X.flush()
+    del X
+    os.replace(part, path)
+    return True
 
 
 def simd_name() -> str:
