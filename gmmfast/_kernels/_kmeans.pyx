@@ -335,6 +335,8 @@ def kmeans_pass(const floating[:, ::1] X, const floating[::1] sample_weight,
     cdef Py_ssize_t n_slots = buf.n_slots
     if n == 0:
         return
+    # Kernel twin, kept for speed: kmeans_pass and kmeans_lazy_pass bind the search layout to
+    # typed views alike (Cython types fused locals per function, so no helper can hand them).
     cdef int level = _LEVEL
     CT_arr, csq_arr, CT32_arr, csq32_arr, screen_, tol_, tol32_, maxcsq_ = _search_layout(
         centers, np.asarray(X).dtype)
@@ -667,6 +669,8 @@ def kmeans_lazy_pass(const floating[:, ::1] X, const floating[::1] sample_weight
         raise ValueError(f"kmeans_lazy_pass: slots [{slot_lo}, {slot_hi}) out of [0, {n_slots}]")
     if n == 0 or slot_lo == slot_hi:
         return
+    # Kernel twin, kept for speed: kmeans_pass and kmeans_lazy_pass bind the search layout to
+    # typed views alike (Cython types fused locals per function, so no helper can hand them).
     cdef int level = _LEVEL
     CT_arr, csq_arr, CT32_arr, csq32_arr, screen_, tol_, tol32_, maxcsq_ = _search_layout(
         centers, np.asarray(X).dtype)
