@@ -26,7 +26,7 @@ import warnings
 
 import numpy as np
 
-from _common import RESULTS, markdown_table, write_results
+from _common import RESULTS, machine_header, markdown_table, write_results
 
 STORE = RESULTS / "scale_dask.json"
 
@@ -215,6 +215,20 @@ def _peers_table(runs):
                            "SSE/n mean +- std", "best SSE/n", "notes"], out)
 
 
+def measured(store, part):
+    """The line saying when, on which commit and machine a part was measured."""
+    return "Measured: " + store.get("measured", {}).get(part, "not recorded") + "."
+
+
+def provenance(command):
+    """Command, date, commit, machine and SIMD level of this run, in one line."""
+    from gmmfast import kernel_info
+    keep = ("command", "date", "commit", "machine")
+    lines = [ln[2:] for ln in machine_header(command).splitlines()
+             if ln.startswith("- ") and ln[2:].split(":")[0] in keep]
+    return "; ".join(lines) + f"; kernels {kernel_info()['simd']}"
+
+
 def report(store):
     import dask
     import distributed
@@ -232,15 +246,14 @@ def report(store):
             "100,000 rows; the machine (2 cores) was shared with other jobs, see the load "
             "average above: absolute times are noisy, the ratios less so.",
             "",
-            "Measured part by part (`--part peers16 --repeats 5`, `--part init --repeats 3`, "
-            "`--part ooc`, `--part peers64 --repeats 1`; the header above is that of the last "
-            "write); the load average seen during the runs was between 4 and 9 on the 2 cores "
-            "(other agents' builds and tests), so every time here is inflated and uneven.", ""]
+            "Measured part by part (the header above is that of the last write); each part "
+            "says when, on which commit and machine it was measured.", ""]
     for key, title in (("peers16", "1M x 16 float64, k = 100 (mixture of 400 Gaussians)"),
                        ("peers64", "1M x 64 float64, k = 1000 (mixture of 400 Gaussians)")):
         if key in store:
             if key == "peers64":
-                body += [f"## {title}", "", "One run each (seed 0), our two first. dask-ml was "
+                body += [f"## {title}", "", measured(store, key), "",
+                         "One run each (seed 0), our two first. dask-ml was "
                          "stopped by hand after it had run for more than 1,770 s (a lower "
                          "bound read from the log: it had started before the time the "
                          "GMMKMeans(eta=1) line was seen, 29.5 min before the stop) without "
@@ -249,7 +262,8 @@ def report(store):
                          "(per-pass times were not printed).", "",
                          _peers_table(store[key]), ""]
                 continue
-            body += [f"## {title}", "", "Seeds 0.. (random_state = repeat); rounds "
+            body += [f"## {title}", "", measured(store, key), "",
+                     "Seeds 0.. (random_state = repeat); rounds "
                      "alternate between the contenders. SSE/n is F(cluster_centers_) / n for "
                      "every contender, computed after the timing.", "",
                      _peers_table(store[key]), ""]
@@ -270,6 +284,7 @@ def report(store):
                          f"{np.std([r['sse'] for r in rs]):.2f}",
                          f"{min(r['sse'] for r in rs):.2f}"])
         body += ["## Seeding a dask fit (1M x 16, k = 100, then `GMMKMeans()`)", "",
+                 measured(store, "init"), "",
                  markdown_table(["seeding", "seeding seconds", "SSE/n at the seeds",
                                  "whole fit seconds", "final SSE/n mean +- std",
                                  "best"], rows), ""]
@@ -280,7 +295,7 @@ def report(store):
         data_gb = o["n"] * o["d"] * 4 / 1e9
         body += [
             "## Larger than the workers' memory: 4e7 x 16 float32, workers limited to 1 GB",
-            "",
+            "", measured(store, "ooc"), "",
             f"X = {data_gb:.2f} GB, generated chunk by chunk (`da.random` noise plus the means "
             f"of 400 components drawn per block; blocks of {o['chunk']:,} rows, never "
             f"persisted, so every pass generates them again), 2 workers with "
@@ -363,6 +378,9 @@ def main():
         store["ooc"] = part_ooc()
     elif args.part == "ooc-nosteal":
         store["ooc-nosteal"] = part_ooc(stealing=False)
+    if args.part != "report":
+        store.setdefault("measured", {})[args.part] = provenance(
+            f"python bench/scale_dask.py --part {args.part} --repeats {args.repeats}")
     STORE.write_text(json.dumps(store, indent=1))
     report(store)
 
