@@ -50,6 +50,7 @@ import fnmatch
 import json
 import math
 import os
+import shlex
 import statistics
 import subprocess
 import sys
@@ -300,6 +301,20 @@ def cache(name):
     return OUT / f"{name}.json"
 
 
+def command_line():
+    """This run's command, as typed from the repository's root."""
+    return " ".join(["python", "bench/scale.py"] + [shlex.quote(a) for a in sys.argv[1:]])
+
+
+def commit():
+    """HEAD's short hash, marked when tracked files have uncommitted changes."""
+    def git(*a):
+        return subprocess.run(["git", *a], cwd=ROOT, capture_output=True,
+                              text=True).stdout.strip()
+    dirty = git("status", "--porcelain", "--untracked-files=no")
+    return git("rev-parse", "--short", "HEAD") + (" (with uncommitted changes)" if dirty else "")
+
+
 def load(name):
     path = cache(name)
     if not path.exists():
@@ -431,6 +446,7 @@ def main():
     records = load(args.name)
     run_id = time.strftime("%Y-%m-%dT%H:%M:%S")
     if not args.report_only:
+        records.setdefault("_runs", {})[run_id] = dict(command=command_line(), commit=commit())
         for n, d, k, memmap in cells:
             run_cell(records, args, run_id, n, d, k, memmap)
     report(records, args.name)
@@ -757,9 +773,17 @@ def report(records, name):
     repeats = sorted({len(r.get("times", [0])) for k in keys for w, r in records[k].items()
                       if isinstance(r, dict) and r.get("status") == "ok"})
     table, counts = summary(records, keys)
+    used = sorted({r.get("run") for k in keys for r in records[k].values()
+                   if isinstance(r, dict) and r.get("run")})
+    runs = records.get("_runs", {})
+    made = "\n".join(f"- {u}: `{runs[u]['command']}` on commit {runs[u]['commit']}"
+                      if u in runs else f"- {u}: command not recorded" for u in used)
     what = "\n".join(f"- `{w}`: {txt}" for w, (_, _, txt) in CONTENDERS.items())
     simd = ", ".join(simd) or simd_name()
-    body = f"""SIMD level the kernels dispatched to in the contenders' processes: {simd}.
+    body = f"""The records come from these runs (started at; the header above is the report's):
+{made}
+
+SIMD level the kernels dispatched to in the contenders' processes: {simd}.
 Threads per contender: {', '.join(threads)} (OpenMP and BLAS limited through OMP_NUM_THREADS,
 OPENBLAS_NUM_THREADS, MKL_NUM_THREADS; taskset -c {', '.join(cpus)}); threadpools the
 contenders' processes reported: {pools or 'none recorded'} (the header's
