@@ -62,13 +62,27 @@ def test_invariants_on_every_iteration(problem, eta, selection, init):
     assert m.cluster_centers_.dtype == X.dtype and m.cluster_centers_.shape == (k, X.shape[1])
     assert m.labels_.shape == (X.shape[0],) and 0 <= m.labels_.min() and m.labels_.max() < k
     assert np.isclose(m.inertia_, sse(X, m.cluster_centers_, m.labels_), rtol=1e-9, atol=1e-30)
+    # G-MM's level: its first run and escapes; the default selection then polishes on the
+    # same rows (Lloyd's passes to a fixed point), the others end there
+    g = m.levels_[0]
     kept = [e.objective for e in m.escapes_ if e.accepted]
-    assert m.inertia_ == (kept[-1] if kept else h.objective[-1])
-    assert m.n_iter_ == h.n_iter + sum(e.history.n_iter for e in m.escapes_)
+    assert g.objective == (kept[-1] if kept else h.objective[-1])
+    assert g.n_iter == h.n_iter + sum(e.history.n_iter for e in m.escapes_)
+    assert m.n_iter_ == sum(lv.n_iter for lv in m.levels_)
+    assert m.inertia_ == m.levels_[-1].objective
     assert h.n_iter <= 40 and all(e.history.n_iter <= 40 for e in m.escapes_)
     for e in m.escapes_:
         assert e.history.invariant_violations(rtol=1e-6 if X.dtype == np.float32 else 1e-9,
                                               atol=rounding) == []
+    if selection == "merge-split" and eta < 1:
+        assert [lv.rows for lv in m.levels_] == [X.shape[0]] * 2
+        p = m.levels_[1].history
+        assert p.invariant_violations(rtol=1e-6 if X.dtype == np.float32 else 1e-9,
+                                      atol=rounding) == []
+        assert m.levels_[1].n_iter == p.n_iter <= 40
+        assert m.inertia_ <= g.objective * (1 + 1e-9) + rounding
+    else:
+        assert len(m.levels_) == 1
     if k == X.shape[0] and np.unique(X, axis=0).shape[0] == k:
         assert m.inertia_ <= h.initial_objective
 
@@ -584,9 +598,10 @@ def test_coarse_to_fine_ends_at_a_fixed_point_of_lloyd_on_every_row():
 
 def test_sample_size_auto_is_every_row_for_lloyd_and_small_data():
     X = blobs(3000, 5, seed=1)[0]
-    assert [lv.rows for lv in GMMKMeans(5, random_state=0).fit(X).levels_] == [3000]
+    # the default selection polishes on the same rows (a second level), Lloyd does not
+    assert [lv.rows for lv in GMMKMeans(5, random_state=0).fit(X).levels_] == [3000, 3000]
     assert [lv.rows for lv in GMMKMeans(5, sample_size=None, random_state=0).fit(X).levels_] \
-        == [3000]
+        == [3000, 3000]
     assert [lv.rows for lv in GMMKMeans(5, eta=1.0, sample_size="auto", random_state=0)
             .fit(X).levels_] == [3000]
     # an explicit sample size applies to every selection

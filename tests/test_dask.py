@@ -86,6 +86,9 @@ def test_defaults_within_one_percent_of_memory(client, seed):
     assert abs(dsk.inertia_ - mem.inertia_) <= 0.01 * mem.inertia_
     assert dsk.history_.invariant_violations() == []
     assert (dsk.history_.bound_at_previous <= dsk.history_.threshold).all()
+    # both end with Lloyd's passes on the same rows (the polish of the default selection)
+    assert [lv.rows for lv in dsk.levels_] == [lv.rows for lv in mem.levels_] == [8000] * 2
+    assert dsk.inertia_ == dsk.levels_[1].objective <= dsk.levels_[0].objective
 
 
 def _fits(X, chunks, configs):
@@ -188,8 +191,10 @@ def test_one_pass_over_the_blocks_per_iteration(client, tmp_path, kw):
     reads = np.bincount(np.loadtxt(log, dtype=int), minlength=4)
     # the pass at w_0, then one per iteration; nothing else reads X (labels_ is lazy);
     # each escape phase (merge-split) is a run of its own, and its re-seeded center may be
-    # read from the block holding it
+    # read from the block holding it; the default selection's polish (Lloyd's passes on the
+    # same rows) is a run of its own too
     passes = m.history_.n_iter + 1 + sum(e.history.n_iter + 1 for e in m.escapes_)
+    passes += sum(lv.history.n_iter + 1 for lv in m.levels_[1:])
     assert (reads >= passes).all() and reads.sum() <= 4 * passes + len(m.escapes_)
 
 
