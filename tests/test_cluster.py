@@ -62,13 +62,27 @@ def test_invariants_on_every_iteration(problem, eta, selection, init):
     assert m.cluster_centers_.dtype == X.dtype and m.cluster_centers_.shape == (k, X.shape[1])
     assert m.labels_.shape == (X.shape[0],) and 0 <= m.labels_.min() and m.labels_.max() < k
     assert np.isclose(m.inertia_, sse(X, m.cluster_centers_, m.labels_), rtol=1e-9, atol=1e-30)
+    # G-MM's level: its first run and escapes; the default selection then polishes on the
+    # same rows (Lloyd's passes to a fixed point), the others end there
+    g = m.levels_[0]
     kept = [e.objective for e in m.escapes_ if e.accepted]
-    assert m.inertia_ == (kept[-1] if kept else h.objective[-1])
-    assert m.n_iter_ == h.n_iter + sum(e.history.n_iter for e in m.escapes_)
+    assert g.objective == (kept[-1] if kept else h.objective[-1])
+    assert g.n_iter == h.n_iter + sum(e.history.n_iter for e in m.escapes_)
+    assert m.n_iter_ == sum(lv.n_iter for lv in m.levels_)
+    assert m.inertia_ == m.levels_[-1].objective
     assert h.n_iter <= 40 and all(e.history.n_iter <= 40 for e in m.escapes_)
     for e in m.escapes_:
         assert e.history.invariant_violations(rtol=1e-6 if X.dtype == np.float32 else 1e-9,
                                               atol=rounding) == []
+    if selection == "merge-split" and eta < 1:
+        assert [lv.rows for lv in m.levels_] == [X.shape[0]] * 2
+        p = m.levels_[1].history
+        assert p.invariant_violations(rtol=1e-6 if X.dtype == np.float32 else 1e-9,
+                                      atol=rounding) == []
+        assert m.levels_[1].n_iter == p.n_iter <= 40
+        assert m.inertia_ <= g.objective * (1 + 1e-9) + rounding
+    else:
+        assert len(m.levels_) == 1
     if k == X.shape[0] and np.unique(X, axis=0).shape[0] == k:
         assert m.inertia_ <= h.initial_objective
 
@@ -582,11 +596,110 @@ def test_coarse_to_fine_ends_at_a_fixed_point_of_lloyd_on_every_row():
     assert est.inertia_ <= est.levels_[1].history.initial_objective
 
 
+def _overlapping():
+    """Overlapping blobs on which the default fit's G-MM stops 2.5e-4 above a fixed point of
+    Lloyd's map (its gap tolerance): its centers are not the means of their nearest rows."""
+    from sklearn.datasets import make_blobs
+    return make_blobs(2000, centers=10, cluster_std=2.5, random_state=3)[0]
+
+
+def _unpolished(monkeypatch):
+    """Fits as before the one-level polish: G-MM's level is the end of the fit."""
+    from gmmfast.cluster import _fit
+    monkeypatch.setattr(_fit.GMMParams, "polishes", property(lambda self: False))
+
+
+@pytest.mark.parametrize("data", ["blobs", "overlapping"])
+def test_the_default_fit_on_every_row_ends_at_a_fixed_point_of_lloyd(monkeypatch, data):
+    """Small data (one level): the default selection's G-MM and escapes, then Lloyd's passes
+    on the same rows to a fixed point; never above the unpolished fit, which is its first
+    level."""
+    from gmmfast.cluster import inertia
+    from gmmfast.metrics import centroids_from_labels
+    X = blobs(3000, 8, seed=5)[0] if data == "blobs" else _overlapping()
+    n = X.shape[0]
+    est = GMMKMeans(10 if data == "overlapping" else 8, random_state=0).fit(X)
+    g, p = est.levels_
+    assert g.rows == p.rows == n
+    # a fixed point: one more assignment from cluster_centers_ changes no label, every center
+    # is the mean of its rows; inertia_ is the exact F of every row there
+    np.testing.assert_array_equal(est.predict(X), est.labels_)
+    np.testing.assert_allclose(est.cluster_centers_, centroids_from_labels(X, est.labels_),
+                               rtol=1e-12, atol=1e-12)
+    assert est.inertia_ == pytest.approx(inertia(X, est.cluster_centers_), rel=1e-12)
+    assert est.inertia_ == pytest.approx(sse(X, est.cluster_centers_, est.labels_), rel=1e-12)
+    # the record: G-MM's level (first run and escapes), then the polish from its centers
+    assert g.n_iter == est.history_.n_iter + sum(e.history.n_iter for e in est.escapes_)
+    assert p.n_iter == p.history.n_iter >= 1 and est.n_iter_ == g.n_iter + p.n_iter
+    assert g.history is est.history_
+    for lv in est.levels_:
+        assert lv.history.invariant_violations() == []
+    assert p.history.initial_objective == pytest.approx(g.objective, rel=1e-12)
+    assert est.inertia_ == p.objective <= g.objective
+    # the unpolished fit (same seed) is exactly the first level
+    _unpolished(monkeypatch)
+    plain = GMMKMeans(est.n_clusters, random_state=0).fit(X)
+    assert [lv.rows for lv in plain.levels_] == [n]
+    np.testing.assert_array_equal(plain.cluster_centers_, g.centers)
+    assert plain.inertia_ == g.objective and plain.n_iter_ == g.n_iter
+    assert est.inertia_ <= plain.inertia_
+    if data == "overlapping":   # G-MM had stopped short of a fixed point; the polish moved on
+        assert est.inertia_ < plain.inertia_ * (1 - 1e-5) and p.n_iter >= 2
+        assert not np.allclose(plain.cluster_centers_,
+                               centroids_from_labels(X, plain.labels_), rtol=1e-9, atol=1e-9)
+
+
+def test_the_one_level_polish_is_the_same_for_any_thread_count():
+    X = _overlapping()
+    fits = []
+    for threads in (1, 2):
+        with threadpool_limits(limits=threads, user_api="openmp"):
+            fits.append(GMMKMeans(10, random_state=1).fit(X))
+    a, b = fits
+    assert len(a.levels_) == 2
+    np.testing.assert_array_equal(a.cluster_centers_, b.cluster_centers_)
+    np.testing.assert_array_equal(a.labels_, b.labels_)
+    assert a.inertia_ == b.inertia_ and a.n_iter_ == b.n_iter_
+    assert [lv.n_iter for lv in a.levels_] == [lv.n_iter for lv in b.levels_]
+    assert [lv.objective for lv in a.levels_] == [lv.objective for lv in b.levels_]
+
+
+@pytest.mark.parametrize("make", [
+    lambda: GMMKMeans(10, eta=1.0, random_state=0),
+    lambda: GMMKMeans(10, selection="mm", random_state=0),
+    lambda: GMMKMeans(10, eta=0.02, selection="random", walk_steps=2000, random_state=0),
+    lambda: GMMKMeans(10, selection="balanced", n_candidates=2, walk_steps=500,
+                      random_state=0),
+    lambda: __import__("gmmfast").KMeans(10, random_state=0),
+    lambda: __import__("gmmfast").KMeans(10, algorithm="gmm", random_state=0),
+])
+def test_lloyd_the_random_bounds_and_kmeans_are_not_polished(monkeypatch, make):
+    """Lloyd (eta = 1, "mm"), the paper's random bounds, the biased selections and
+    gmmfast.KMeans keep their results: they never reach the polish, and their fits are those
+    of the driver without it."""
+    from gmmfast.cluster import _fit
+    X = _overlapping()
+    ref = make().fit(X)
+
+    def refused(*args, **kwargs):
+        raise AssertionError("polished")
+    monkeypatch.setattr(_fit, "polish", refused)
+    est = make().fit(X)
+    np.testing.assert_array_equal(est.cluster_centers_, ref.cluster_centers_)
+    np.testing.assert_array_equal(est.labels_, ref.labels_)
+    assert est.inertia_ == ref.inertia_ and est.n_iter_ == ref.n_iter_
+    if isinstance(est, GMMKMeans):
+        assert [lv.rows for lv in est.levels_] == [X.shape[0]]
+        assert est.n_iter_ == est.levels_[0].n_iter
+        assert est.inertia_ == est.levels_[0].objective
+
+
 def test_sample_size_auto_is_every_row_for_lloyd_and_small_data():
     X = blobs(3000, 5, seed=1)[0]
-    assert [lv.rows for lv in GMMKMeans(5, random_state=0).fit(X).levels_] == [3000]
+    # the default selection polishes on the same rows (a second level), Lloyd does not
+    assert [lv.rows for lv in GMMKMeans(5, random_state=0).fit(X).levels_] == [3000, 3000]
     assert [lv.rows for lv in GMMKMeans(5, sample_size=None, random_state=0).fit(X).levels_] \
-        == [3000]
+        == [3000, 3000]
     assert [lv.rows for lv in GMMKMeans(5, eta=1.0, sample_size="auto", random_state=0)
             .fit(X).levels_] == [3000]
     # an explicit sample size applies to every selection

@@ -86,6 +86,33 @@ def test_defaults_within_one_percent_of_memory(client, seed):
     assert abs(dsk.inertia_ - mem.inertia_) <= 0.01 * mem.inertia_
     assert dsk.history_.invariant_violations() == []
     assert (dsk.history_.bound_at_previous <= dsk.history_.threshold).all()
+    # both end with Lloyd's passes on the same rows (the polish of the default selection)
+    assert [lv.rows for lv in dsk.levels_] == [lv.rows for lv in mem.levels_] == [8000] * 2
+    assert dsk.inertia_ == dsk.levels_[1].objective <= dsk.levels_[0].objective
+
+
+def test_the_default_fit_on_dask_polishes_to_the_in_memory_fixed_point(client):
+    """From the same centers without escapes, G-MM's level on the blocks is the in-memory one
+    to rounding; the polish over the blocks then ends at the same fixed point of Lloyd's map
+    (the labels, the centers to rounding, inertia_ the exact F of every row)."""
+    from gmmfast.cluster import inertia
+    from gmmfast.metrics import centroids_from_labels
+    X = mixture(n=8000, d=4, m=30, seed=0)
+    mem, dsk = fitted_pair(X, 1500, n_clusters=20, init=X[:20].copy(), patience=0,
+                           random_state=0)
+    assert [lv.rows for lv in dsk.levels_] == [lv.rows for lv in mem.levels_] == [8000] * 2
+    np.testing.assert_allclose(dsk.levels_[0].centers, mem.levels_[0].centers, rtol=1e-12,
+                               atol=1e-12)
+    labels = dsk.labels_.compute()
+    np.testing.assert_array_equal(labels, mem.labels_)
+    np.testing.assert_allclose(dsk.cluster_centers_, mem.cluster_centers_, rtol=1e-12,
+                               atol=1e-12)
+    np.testing.assert_allclose(dsk.cluster_centers_, centroids_from_labels(X, labels),
+                               rtol=1e-12, atol=1e-12)
+    assert dsk.inertia_ == pytest.approx(mem.inertia_, rel=1e-12)
+    assert dsk.inertia_ == pytest.approx(inertia(X, dsk.cluster_centers_), rel=1e-12)
+    assert dsk.inertia_ <= dsk.levels_[0].objective
+    assert all(lv.history.invariant_violations() == [] for lv in dsk.levels_)
 
 
 def _fits(X, chunks, configs):
@@ -188,8 +215,10 @@ def test_one_pass_over_the_blocks_per_iteration(client, tmp_path, kw):
     reads = np.bincount(np.loadtxt(log, dtype=int), minlength=4)
     # the pass at w_0, then one per iteration; nothing else reads X (labels_ is lazy);
     # each escape phase (merge-split) is a run of its own, and its re-seeded center may be
-    # read from the block holding it
+    # read from the block holding it; the default selection's polish (Lloyd's passes on the
+    # same rows) is a run of its own too
     passes = m.history_.n_iter + 1 + sum(e.history.n_iter + 1 for e in m.escapes_)
+    passes += sum(lv.history.n_iter + 1 for lv in m.levels_[1:])
     assert (reads >= passes).all() and reads.sum() <= 4 * passes + len(m.escapes_)
 
 

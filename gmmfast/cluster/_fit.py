@@ -124,8 +124,10 @@ COARSE_SHARE = 0.5
 @dataclass
 class Level:
     """One level of a coarse-to-fine fit: G-MM on ``rows`` rows (a uniform sample of the data,
-    or all of it), its iterations, the centers it ended at and its objective on those rows
-    there, its seconds, and the record of its first G-MM run (invariants included)."""
+    or all of it) or, after it, Lloyd's passes (:func:`polish`; the default selection's last
+    level, on every row, even when G-MM's level was every row too), its iterations, the
+    centers it ended at and its objective on those rows there, its seconds, and the record of
+    its first G-MM run (invariants included)."""
 
     rows: int
     n_iter: int
@@ -173,6 +175,15 @@ class GMMParams:
             if sizes[-1] * LEVEL_STEP <= m and m * LEVEL_STEP <= n:
                 sizes.append(m)
         return sizes + [n]
+
+    @property
+    def polishes(self) -> bool:
+        """Whether a fit on every row (one level) still ends with Lloyd's passes to a fixed
+        point (:func:`polish`): the default selection (merge-split, eta < 1) does, whose G-MM
+        stops at a gap of ``tol * F(w_0)``, which can leave it a relative 1e-6..1e-4 above a
+        fixed point of Lloyd's map. Lloyd (eta = 1, "mm"), the paper's random bounds and the
+        biased selections keep their results unchanged."""
+        return isinstance(self.core_selection, str) and self.core_selection == "merge-split"
 
     @property
     def core_selection(self) -> Union[str, Callable]:
@@ -260,8 +271,11 @@ def fit_gmm(rows: Any, p: GMMParams, rng: np.random.Generator) -> Run:
     The coarse level: ``p.n_init`` runs (seeding, G-MM, escapes) on a uniform sample of the
     first of :meth:`GMMParams.levels` rows, or on every row, the lowest objective kept. Then
     each finer level (a larger sample, then every row): Lloyd's passes from the previous
-    level's centers to a fixed point (:func:`polish`). The labels, F and the empty-cluster
-    warning are those of every row (from the rows object)."""
+    level's centers to a fixed point (:func:`polish`). With the default selection
+    (:attr:`GMMParams.polishes`) a fit on every row also ends with that polish, on the same
+    rows (a second Level record): every default fit ends at a fixed point of Lloyd's map.
+    The labels, F and the empty-cluster warning are those of every row (from the rows
+    object)."""
     t0 = time.perf_counter()
     levels = p.levels(rows.n)
     coarse = rows if len(levels) == 1 else rows.sample(levels[0], p.k, rng)
@@ -283,7 +297,7 @@ def fit_gmm(rows: Any, p: GMMParams, rng: np.random.Generator) -> Run:
                          history=best.history)]
     for m in levels[1:-1]:
         best = polish(rows.sample(m, p.k, rng), best, p)
-    if len(levels) > 1:
+    if len(levels) > 1 or p.polishes:
         best = polish(rows, best, p)
     best.labels = rows.finish(best, p.k)
     return best
@@ -298,8 +312,9 @@ def coarse_level_passes(p: GMMParams, n: int, m: int) -> float:
 
 
 def polish(rows: Any, coarse: Run, p: GMMParams) -> Run:
-    """A finer level: Lloyd's passes (G-MM with eta = 1) on ``rows`` from the previous
-    level's centers, until no label changes (a fixed point of Lloyd's map: tol = 0).
+    """A finer level (or the last one on the same rows): Lloyd's passes (G-MM with eta = 1)
+    on ``rows`` from the previous level's centers, until no label changes (a fixed point of
+    Lloyd's map: tol = 0), or ``p.max_iter`` passes.
     Monotone: never above the previous centers' objective on ``rows``. In memory the passes
     after the first are incremental (a row whose label provably stays is not read; F and the
     sums come from per-cluster moments), and the level's objective is summed from the rows

@@ -70,14 +70,17 @@ class GMMKMeans(BaseEstimator):
         (passes after the first read only the rows whose label may change); the result
         (``inertia_``, ``labels_``) is that of every row. "auto": max(64 k, 20,000)
         rows with the default selection (merge-split, eta < 1), and every row otherwise;
-        None: every row. X with no more rows than the sample is fitted on every row.
+        None: every row. X with no more rows than the sample is fitted on every row; with
+        the default selection that fit too ends with Lloyd's passes to a fixed point (on
+        the same rows), so every default fit ends at a fixed point of Lloyd's map.
     n_init : int or "auto", default=1
         Runs from different initialisations; the one with the lowest objective is kept.
         "auto" (as scikit-learn's KMeans): 10 for "forgy" and "random-partition", else 1.
     max_iter : int, default=300
         Iterations of the G-MM run, and of each escape proposal's run.
     tol : float, default=1e-4
-        Stop when the gap d_t = b_t(w_t) - F(w_t) is at most ``tol * F(w_0)``.
+        Stop G-MM when the gap d_t = b_t(w_t) - F(w_t) is at most ``tol * F(w_0)`` (the
+        default selection's Lloyd's passes after it run to a fixed point: tol = 0).
     selection : {"merge-split", "random", "mm", "balanced"} or callable, default="merge-split"
         How bounds are chosen among the valid ones. "random": a random walk
         over assignments (the paper's random bounds); "mm": the touching bound
@@ -139,15 +142,18 @@ class GMMKMeans(BaseEstimator):
     labels_ : ndarray of int32, shape (n_samples,)
         Nearest center of each training sample.
     inertia_ : float
-        Sum of weighted squared distances to the nearest center, F(w).
+        Sum of weighted squared distances to the nearest center, F(w), of every row.
     n_iter_ : int
-        Iterations of the kept run, its escape phases and the fine level included.
+        Iterations of the kept run, its escape phases and Lloyd's passes after it
+        included (the sum of ``levels_``'s).
     history_ : gmmfast.core.History
         Per-iteration record of the kept run's first G-MM phase (bounds, thresholds,
         gaps, walk statistics), on the coarse level's rows.
     levels_ : list of gmmfast.cluster._fit.Level
         The coarse level (its rows, iterations, objective on its rows, seconds, History)
-        and, when it was a sample, the fine level on every row.
+        and each level of Lloyd's passes after it, the last one on every row. The default
+        selection has at least two (on small data: G-MM's level and the polish, both on
+        every row); the other selections one, unless ``sample_size`` is a sample.
     escapes_ : list of gmmfast.cluster._escape.Escape
         Every escape proposal of the kept run in order: what was merged and
         re-seeded, the phase's objective and History, and whether it was kept

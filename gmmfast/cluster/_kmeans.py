@@ -63,7 +63,9 @@ class KMeans(BaseEstimator):
     scikit-learn's up to rounding; random draws (``random_state``) are gmmfast's own. The
     pass is gmmfast's (SIMD nearest-center search, Hamerly's bounds), so a fit is faster
     than scikit-learn's. ``algorithm="gmm"`` runs G-MM (:class:`gmmfast.GMMKMeans`,
-    merge-split) from the same initial centers instead: usually a lower inertia.
+    merge-split) from the same initial centers instead: usually a lower inertia. It is
+    GMMKMeans's G-MM level (its escapes included) without the Lloyd's passes to a fixed point
+    GMMKMeans ends with: it stops at G-MM's gap tolerance.
 
     Parameters
     ----------
