@@ -15,7 +15,7 @@ from .cluster import GMMKMeans, KMeans, sample_assignment
 from .core import BoundFamily, GMMResult, History, Selection, generalized_mm
 from .lssvm import LatentMulticlassModel, LatentSSVM, RegionPartModel
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 __all__ = ["BoundFamily", "GMMKMeans", "GMMResult", "History", "KMeans", "LatentMulticlassModel",
            "LatentSSVM", "RegionPartModel", "Selection", "generalized_mm", "kernel_info", "potts",
