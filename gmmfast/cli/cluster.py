@@ -1,6 +1,7 @@
 """``gmmfast cluster FILE -k K``: k-means by G-MM on your own data (CSV, text or .npy)."""
 from __future__ import annotations
 
+import inspect
 import sys
 import time
 from pathlib import Path
@@ -12,29 +13,51 @@ from ._args import check_output_file, eta, fail, nonnegative_int, positive_int
 CMD = "cluster"
 
 
+def _estimator_defaults() -> dict:
+    """GMMKMeans's default parameter values, read from its signature: the one source of the
+    defaults this command shows and uses."""
+    from ..cluster import GMMKMeans
+    return {name: param.default
+            for name, param in inspect.signature(GMMKMeans).parameters.items()}
+
+
 def add_parser(sub) -> None:
+    from ..cluster._gmm_kmeans import SELECTIONS
+    from ..cluster._init import INITS
+    from ..cluster._samplers import SAMPLERS
+
+    default = _estimator_defaults()
     p = sub.add_parser("cluster", help="cluster your own data (CSV, text or .npy) by G-MM",
                        description="k-means by G-MM on your own data (CSV, text or .npy); "
                                    "prints the objective, writes labels and centers.")
     p.add_argument("file", help="points, one per row: .npy, or CSV/whitespace text "
                                 "(an optional header line is skipped)")
     p.add_argument("-k", "--n-clusters", type=positive_int, required=True)
-    p.add_argument("--eta", type=eta, default=None,
+    p.add_argument("--eta", type=eta, default=default["eta"],
                    help="progress coefficient in (0, 1]; 1 is Lloyd's k-means "
-                        "(default: GMMKMeans's)")
-    p.add_argument("--init", default=None, choices=["forgy", "random-partition", "k-means++"],
-                   help="initialisation (default: GMMKMeans's)")
-    p.add_argument("--selection", default=None, choices=["merge-split", "random", "mm"],
-                   help="bound selection (default: GMMKMeans's)")
-    p.add_argument("--sampler", default=None, choices=["uniform", "local", "gibbs"],
+                        "(default: %(default)s)")
+    p.add_argument("--init", default=default["init"], choices=INITS,
+                   help="initialisation (default: %(default)s)")
+    p.add_argument("--selection", default=default["selection"],
+                   choices=SELECTIONS,
+                   help="bound selection (default: %(default)s)")
+    # None: not given (only --selection random takes it); the estimator's default is shown
+    p.add_argument("--sampler", default=None, choices=SAMPLERS,
                    help="sampler of random bounds; only with --selection random (the other "
-                        "selections draw no random bounds)")
-    p.add_argument("--n-init", type=positive_int, default=1, help="runs; the best is kept")
-    p.add_argument("--max-iter", type=positive_int, default=300)
-    p.add_argument("--seed", type=nonnegative_int, default=0)
+                        f"selections draw no random bounds) (default: {default['sampler']})")
+    p.add_argument("--n-init", type=positive_int, default=default["n_init"],
+                   help="runs; the best is kept (default: %(default)s)")
+    p.add_argument("--max-iter", type=positive_int, default=default["max_iter"],
+                   help="G-MM iterations per run at most (default: %(default)s)")
+    p.add_argument("--seed", type=nonnegative_int, default=0,
+                   help="random seed (default: %(default)s)")
     p.add_argument("-o", "--output", default=None, help="write one label per line here")
     p.add_argument("--centers", default=None, help="write the centers here (CSV)")
-    p.add_argument("-v", "--verbose", action="store_true", help="progress bar")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="print one line per G-MM iteration (objective, gap, points that "
+                        "changed cluster, seconds) and one per phase (initialisation, "
+                        "escapes, finer level); each escape proposal and finer level counts "
+                        "its iterations from 1 again. No progress bar")
     dist = p.add_argument_group("on a Dask cluster (pip install \"gmmfast[dask]\")")
     dist.add_argument("--scheduler", default=None, metavar="ADDRESS",
                       help="run on the dask.distributed scheduler at ADDRESS; a .npy file is "

@@ -9,6 +9,7 @@ writes pictures of part labelings before and after training.
 """
 from __future__ import annotations
 
+import inspect
 import os
 import time
 
@@ -21,6 +22,8 @@ CMD = "scene-compare"
 
 
 def add_parser(sub) -> None:
+    from ..datasets import make_texture_scenes
+    noise = inspect.signature(make_texture_scenes).parameters["noise"].default
     p = add_experiment_parser(sub, CMD, METHODS,
                               help="region-part scene model by CCP vs G-MM (Table 3 layout)")
     p.add_argument("--inits", default=None,
@@ -34,8 +37,8 @@ def add_parser(sub) -> None:
                    help="LS-SVM lambda (default: 10, the oracle's best by validation on "
                         "the default scenes)")
     p.add_argument("--noise", type=float, default=None,
-                   help="pixel noise of the generator (default: make_texture_scenes' "
-                        "default)")
+                   help=f"pixel noise of the generator (default: {noise}, "
+                        "make_texture_scenes' default)")
     p.add_argument("--positions", type=float, default=0.0,
                    help="scale of the one-hot region positions appended to every region's "
                         "features (default 0: none): a score per (class, region, part)")
