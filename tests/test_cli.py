@@ -9,12 +9,111 @@ from gmmfast import cli
 from gmmfast.cli import compare
 
 
-def test_compare_is_registered_and_the_default_job():
+def test_compare_is_registered_and_readme_first_command_parses():
     assert "compare" in cli.SUBCOMMANDS and "cluster" in cli.SUBCOMMANDS
-    assert cli.DEFAULT[0] == "compare"
-    args = cli.build_parser().parse_args(cli.DEFAULT)
+    # README's first command, unchanged: `gmmfast compare --trials 5`
+    args = cli.build_parser().parse_args(["compare", "--trials", "5"])
     assert args.dataset == "gmm200" and args.trials == 5 < compare.DEFAULT_TRIALS
     assert args.func is compare.run
+
+
+# --------------------------------------------------------------------------- issue 27, item 4
+
+def test_version_prints_the_package_version(capsys):
+    import gmmfast
+    with pytest.raises(SystemExit) as info:
+        cli.main(["--version"])
+    assert info.value.code == 0
+    assert capsys.readouterr().out == f"gmmfast {gmmfast.__version__}\n"
+
+
+def test_bare_gmmfast_prints_its_help_and_runs_no_job(capsys, monkeypatch):
+    ran = []
+    for name, module in cli.SUBCOMMANDS.items():       # a job would call a module's run
+        monkeypatch.setattr(module, "run", lambda args, name=name: ran.append(name) or 0)
+    assert cli.main([]) == cli.NO_COMMAND_EXIT == 2
+    out, err = capsys.readouterr()
+    assert ran == [] and err == ""
+    assert out.startswith("usage: gmmfast ")
+    assert all(name in out for name in cli.SUBCOMMANDS) and "--version" in out
+
+
+def test_bare_gmmfast_in_a_real_process_answers_at_once():
+    import time
+    t0 = time.perf_counter()
+    proc = _run_cli([])
+    seconds = time.perf_counter() - t0
+    assert proc.returncode == 2 and proc.stderr == ""
+    assert proc.stdout.startswith("usage: gmmfast ") and "COMMAND" in proc.stdout
+    # the old default job (a 5-trial compare) took about a minute; the help is the
+    # interpreter's start and `import gmmfast` (about 2 s on a loaded 2-core machine)
+    assert seconds < 15, seconds
+    proc = _run_cli(["--version"])
+    assert proc.returncode == 0 and proc.stdout.startswith("gmmfast ")
+
+
+def cluster_help(capsys):
+    """The text of ``gmmfast cluster --help``, argparse's line wrapping undone."""
+    with pytest.raises(SystemExit) as info:
+        cli.main(["cluster", "--help"])
+    assert info.value.code == 0
+    return " ".join(capsys.readouterr().out.split())
+
+
+def test_cluster_help_shows_the_estimators_real_defaults(capsys):
+    import inspect
+
+    from gmmfast import GMMKMeans
+    text = cluster_help(capsys)
+    assert "GMMKMeans's" not in text
+    entries = text[text.index("positional arguments:"):]      # past the usage lines
+    defaults = inspect.signature(GMMKMeans).parameters
+    for option, name in [("--eta", "eta"), ("--init", "init"), ("--selection", "selection"),
+                         ("--sampler", "sampler"), ("--n-init", "n_init"),
+                         ("--max-iter", "max_iter")]:
+        entry = entries[entries.index(f"{option} "):]   # the option's own entry comes first
+        shown = entry[entry.index("(default: ") + len("(default: "):].split(")")[0]
+        assert shown == str(defaults[name].default), (option, shown)
+    # the values themselves, so a change of a default shows here too
+    assert "(default: 0.1)" in text and "(default: k-means++)" in text
+    assert "(default: merge-split)" in text and "(default: 300)" in text
+
+
+def test_cluster_parser_defaults_are_the_estimators():
+    import inspect
+
+    from gmmfast import GMMKMeans
+    args = cli.build_parser().parse_args(["cluster", "x.csv", "-k", "3"])
+    defaults = inspect.signature(GMMKMeans).parameters
+    for name in ("eta", "init", "selection", "n_init", "max_iter"):
+        assert getattr(args, name) == defaults[name].default, name
+    assert args.sampler is None          # not given: only --selection random takes one
+
+
+def test_cluster_init_offers_every_init_the_estimator_accepts(tmp_path, capsys):
+    from gmmfast.cluster._init import INITS
+    sub = cli.build_parser()._subparsers._group_actions[0].choices["cluster"]
+    init = next(a for a in sub._actions if "--init" in a.option_strings)
+    assert list(init.choices) == list(INITS) and "k-means||" in init.choices
+    path = small_points(tmp_path)
+    assert cli.main(["cluster", str(path), "-k", "3", "--init", "k-means||"]) == 0
+    assert "init=k-means||" in capsys.readouterr().out
+
+
+def test_cluster_verbose_prints_one_line_per_iteration_and_no_bar(tmp_path, capsys):
+    import re
+    rng = np.random.default_rng(0)
+    X = np.concatenate([rng.normal(size=(200, 2)) + c
+                        for c in ([0, 0], [8, 0], [0, 8], [8, 8], [4, 4])])
+    path = tmp_path / "x.csv"
+    np.savetxt(path, X, delimiter=",")
+    assert cli.main(["cluster", str(path), "-k", "5", "-v"]) == 0
+    out, err = capsys.readouterr()
+    lines = [line for line in out.splitlines() if line.startswith("  iteration ")]
+    n_iter = int(re.search(r"; (\d+) iterations, ", out).group(1))
+    assert len(lines) == n_iter > 0                     # as its help says: one per iteration
+    assert "\r" not in out + err and "it/s" not in out + err      # and no progress bar
+    assert "No progress bar" in cluster_help(capsys)
 
 
 def test_compare_small_run_writes_its_files(shared_data, tmp_path, capsys):
