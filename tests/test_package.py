@@ -1,7 +1,13 @@
-"""The package as a user meets it: importing a source tree that was never built."""
+"""The package as a user meets it: importing a source tree that was never built, and what
+its packaging declares (py.typed, the version's one source, the license)."""
+import ast
+import re
 import shutil
 import subprocess
 import sys
+from pathlib import Path
+
+import pytest
 
 import gmmfast
 
@@ -42,3 +48,47 @@ def test_kernel_info_reports_what_the_kernels_run_now():
         _kmeans.simd_level(top)
         _kmeans.float32_screening(True)
     assert gmmfast.kernel_info() == info
+
+
+# --------------------------------------------------------------------------- issue 27, item 3
+
+def _pyproject() -> dict:
+    try:
+        import tomllib
+    except ImportError:                             # Python < 3.11
+        tomllib = pytest.importorskip("tomli")
+    root = Path(__file__).resolve().parents[1]
+    return tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+
+
+def test_package_ships_py_typed():
+    # PEP 561: the marker lives in the package (installed from a wheel or in place) ...
+    assert (Path(gmmfast.__path__[0]) / "py.typed").is_file()
+    # ... and the build config lists it as package data, so wheels carry it
+    assert "py.typed" in _pyproject()["tool"]["setuptools"]["package-data"]["gmmfast"]
+
+
+def test_version_has_one_source():
+    from gmmfast import _version
+    assert gmmfast.__version__ == _version.__version__
+    # pyproject reads the version from that module (statically: a plain string literal)
+    config = _pyproject()
+    assert "version" not in config["project"] and "version" in config["project"]["dynamic"]
+    assert config["tool"]["setuptools"]["dynamic"]["version"] == {
+        "attr": "gmmfast._version.__version__"}
+    tree = ast.parse(Path(_version.__file__).read_text(encoding="utf-8"))
+    literals = [node.value.value for node in tree.body
+                if isinstance(node, ast.Assign) and node.targets[0].id == "__version__"]
+    assert literals == [gmmfast.__version__]
+    # the changelog's newest release is this version
+    root = Path(__file__).resolve().parents[1]
+    changelog = (root / "CHANGELOG.md").read_text(encoding="utf-8")
+    assert re.search(r"^## \[(\S+)\]", changelog, re.M).group(1) == gmmfast.__version__
+
+
+def test_license_file_is_the_declared_license():
+    config = _pyproject()["project"]
+    root = Path(__file__).resolve().parents[1]
+    assert config["license"] == "BSD-3-Clause" and config["license-files"] == ["LICENSE"]
+    text = (root / "LICENSE").read_text(encoding="utf-8")
+    assert text.startswith("BSD 3-Clause License") and "Neither the name" in text
