@@ -9,7 +9,7 @@ from __future__ import annotations
 import inspect
 from typing import Any, Dict
 
-from ._validation import NotFittedError
+from . import _validation
 
 
 class BaseEstimator:
@@ -50,8 +50,9 @@ class BaseEstimator:
 
     def _check_is_fitted(self) -> None:
         if not self.__sklearn_is_fitted__():
-            raise NotFittedError(f"This {type(self).__name__} instance is not fitted yet. "
-                                 "Call 'fit' with appropriate arguments first.")
+            raise _validation.NotFittedError(
+                f"This {type(self).__name__} instance is not fitted yet. "
+                "Call 'fit' with appropriate arguments first.")
 
     def _more_sklearn_tags(self, tags: Any) -> Any:
         return tags

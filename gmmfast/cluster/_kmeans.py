@@ -9,14 +9,16 @@ from the same initial centers.
 from __future__ import annotations
 
 import numbers
+import sys
 import warnings
 from typing import Any, Callable, Optional, Union
 
 import numpy as np
 
+from .. import _validation
 from .._base import BaseEstimator
 from .._kernels._common import openmp_max_threads
-from .._validation import (BOOLEAN, CALLABLE, RANDOM_STATE, ConvergenceWarning, Interval, Kind,
+from .._validation import (BOOLEAN, CALLABLE, RANDOM_STATE, Interval, Kind,
                            Options, check_data, check_random_state, check_sample_weight,
                            validate_params)
 from ._fit import GMMParams, Run, fit_runs, gmm_run
@@ -286,7 +288,7 @@ class KMeans(BaseEstimator):
         if distinct < k:
             warnings.warn(f"Number of distinct clusters ({distinct}) found smaller than "
                           f"n_clusters ({k}). Possibly due to duplicate points in X.",
-                          ConvergenceWarning, stacklevel=2)
+                          _validation.ConvergenceWarning, stacklevel=2)
         self.cluster_centers_ = centers
         self.labels_ = best.labels
         self.inertia_ = float(best.objective)
@@ -381,11 +383,10 @@ class KMeans(BaseEstimator):
         """``out`` in the container chosen by set_output (or scikit-learn's config)."""
         how = getattr(self, "_sklearn_output_config", {}).get("transform")
         if how is None:
-            try:
-                from sklearn import get_config
-                how = get_config().get("transform_output", "default")
-            except ImportError:
-                how = "default"
+            # only a scikit-learn that was imported can have been configured: do not import it
+            sklearn = sys.modules.get("sklearn")
+            how = (sklearn.get_config().get("transform_output", "default")
+                   if sklearn is not None and hasattr(sklearn, "get_config") else "default")
         if how == "pandas":
             import pandas as pd
             index = X.index if isinstance(X, pd.DataFrame) else None
