@@ -323,3 +323,68 @@ def test_read_points_malformed_file_still_names_the_line(tmp_path, text, match):
     assert _files._read_text_fast(path) is None           # left to the line-by-line reader
     with pytest.raises(ValueError, match=match):
         read_points(path)
+
+
+# -- SIPU download: https, SHA-256 checked before the file is cached -----------------------
+
+def _fake_urlopen(payload, seen):
+    import contextlib
+    import io
+
+    @contextlib.contextmanager
+    def urlopen(url, timeout=None):
+        seen.append(url)
+        yield io.BytesIO(payload)
+    return urlopen
+
+
+def _r15_txt(shared_data):
+    X = np.loadtxt(shared_data / "sipu" / "r15.data.gz")
+    lab = np.loadtxt(shared_data / "sipu" / "r15.labels0.gz")
+    import io
+    buf = io.BytesIO()
+    np.savetxt(buf, np.column_stack([X, lab]), fmt="%.4f\t%.4f\t%d")
+    return buf.getvalue()
+
+
+def test_sipu_downloads_over_https():
+    from gmmfast.datasets import _clustering
+    assert _clustering.SIPU_URL.startswith("https://")
+    assert set(_clustering.SIPU_SHA256) == {f for f, *_ in _clustering.SIPU_SETS.values()}
+
+
+def test_load_sipu_wrong_checksum_is_a_clear_error_and_caches_nothing(tmp_path, shared_data,
+                                                                      monkeypatch):
+    import hashlib
+    import urllib.request
+
+    from gmmfast.datasets._clustering import ChecksumError
+    payload = _r15_txt(shared_data)
+    seen = []
+    monkeypatch.setattr(urllib.request, "urlopen", _fake_urlopen(payload, seen))
+    wrong = "0" * 64
+    with pytest.raises(ChecksumError) as err:
+        load_sipu("r15", data_home=tmp_path, sha256=wrong)
+    msg = str(err.value)
+    assert isinstance(err.value, OSError)
+    assert "SHA-256" in msg and "R15.txt" in msg and wrong in msg
+    assert hashlib.sha256(payload).hexdigest() in msg and "it was not kept" in msg
+    assert seen == ["https://cs.joensuu.fi/sipu/datasets/R15.txt"]
+    assert list(tmp_path.rglob("R15.txt*")) == []          # no cache, no partial file
+    # the right checksum (either case): downloaded, cached, read
+    right = hashlib.sha256(payload).hexdigest().upper()
+    X, y = load_sipu("r15", data_home=tmp_path, sha256=right)
+    assert X.shape == (600, 2) and np.unique(y).shape[0] == 15
+    assert (tmp_path / "sipu" / "R15.txt").read_bytes() == payload
+
+
+def test_load_sipu_checks_the_table_checksum_by_default(tmp_path, shared_data, monkeypatch):
+    import urllib.request
+
+    from gmmfast.datasets import _clustering
+    monkeypatch.setattr(urllib.request, "urlopen", _fake_urlopen(_r15_txt(shared_data), []))
+    monkeypatch.setitem(_clustering.SIPU_SHA256, "R15.txt", "ab" * 32)
+    with pytest.raises(_clustering.ChecksumError, match="expected abab"):
+        load_sipu("r15", data_home=tmp_path)
+    with pytest.raises(ValueError, match="64 hexadecimal digits"):
+        load_sipu("r15", data_home=tmp_path, sha256="abc")
