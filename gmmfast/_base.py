@@ -1,8 +1,9 @@
 """The small part of scikit-learn's estimator protocol we implement ourselves.
 
 scikit-learn is not a runtime dependency, so parameters, cloning and tags are
-provided here; `__sklearn_tags__` imports scikit-learn only when scikit-learn
-asks for the tags.
+provided here, and the clusterers' feature names and ``set_output``
+(:class:`TransformerOutputMixin`); `__sklearn_tags__` imports scikit-learn only
+when scikit-learn asks for the tags.
 """
 from __future__ import annotations
 
