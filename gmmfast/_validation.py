@@ -12,12 +12,6 @@ from typing import Any, Optional, Tuple
 
 import numpy as np
 
-try:  # scikit-learn users catch this class; it is a ValueError and an AttributeError
-    from sklearn.exceptions import NotFittedError
-except ImportError:  # pragma: no cover - exercised only without scikit-learn
-    class NotFittedError(ValueError, AttributeError):
-        """Raised when a method needs a fitted estimator."""
-
 FLOAT_DTYPES = (np.float64, np.float32)
 #: The largest label, latent value or count of them the kernels hold (they store int32).
 INT32_MAX = int(np.iinfo(np.int32).max)
@@ -375,11 +369,32 @@ def check_inplace(a: Any, name: str, shape: Tuple[int, ...]) -> np.ndarray:
     return a
 
 
-try:
-    from sklearn.exceptions import ConvergenceWarning
-except ImportError:  # pragma: no cover - exercised only without scikit-learn
-    class ConvergenceWarning(UserWarning):
-        """Warns that a fit did not reach the requested solution quality."""
+class _NotFittedError(ValueError, AttributeError):
+    """Raised when a method needs a fitted estimator (scikit-learn's, when it is installed)."""
+
+
+class _ConvergenceWarning(UserWarning):
+    """Warns that a fit did not reach the requested solution quality (scikit-learn's, when it
+    is installed)."""
+
+
+#: Names resolved on first use (PEP 562): scikit-learn's classes, so that its users catch
+#: ours, without importing scikit-learn (about a second) when gmmfast is imported. Use them
+#: as ``_validation.NotFittedError`` at the point of raising/warning, not by a module-level
+#: ``from ... import``, which would resolve them at import time.
+_SKLEARN_CLASSES = {"NotFittedError": _NotFittedError, "ConvergenceWarning": _ConvergenceWarning}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _SKLEARN_CLASSES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    try:
+        import sklearn.exceptions
+        value = getattr(sklearn.exceptions, name)
+    except ImportError:  # pragma: no cover - exercised only without scikit-learn
+        value = _SKLEARN_CLASSES[name]
+    globals()[name] = value
+    return value
 
 
 _CONTROLLER = None

@@ -428,6 +428,76 @@ def test_gmm_beats_kmeans_on_d31_from_random_partition(shared_data):
 
 # -- scikit-learn's estimator checks -------------------------------------------------
 
+def test_feature_names_and_set_output_as_scikit_learn():
+    """GMMKMeans records a data frame's column names and checks them, with scikit-learn's
+    messages (compared with sklearn.cluster.KMeans's), and set_output chooses transform's
+    container, as gmmfast.KMeans (the same mixin)."""
+    pd = pytest.importorskip("pandas")
+    from sklearn import config_context
+    from sklearn.cluster import KMeans as SkKMeans
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame(rng.normal(size=(300, 3)), columns=["a", "b", "c"],
+                      index=np.arange(300) * 2)
+    est = GMMKMeans(4, random_state=0).fit(df)
+    sk = SkKMeans(4, n_init=1, random_state=0).fit(df)
+    np.testing.assert_array_equal(est.feature_names_in_, sk.feature_names_in_)
+    assert est.feature_names_in_.dtype == object
+
+    def messages(model, X):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            model.predict(X)
+        return [(str(w.message).replace(type(model).__name__, "EST"), w.category, w.filename)
+                for w in caught]
+    ours = messages(est, df.to_numpy())
+    assert ours == [m[:2] + (__file__,) for m in messages(sk, df.to_numpy())]   # at the caller
+    assert ours[0][0] == "X does not have valid feature names, but EST was fitted with feature names"
+    for bad in (df.rename(columns={"a": "z"}), df[["b", "a", "c"]]):
+        with pytest.raises(ValueError, match="feature names should match") as ours_err:
+            est.predict(bad)
+        with pytest.raises(ValueError) as sk_err:
+            sk.predict(bad)
+        assert str(ours_err.value).splitlines()[0] == str(sk_err.value).splitlines()[0]
+    plain = GMMKMeans(4, random_state=0).fit(df.to_numpy())
+    assert not hasattr(plain, "feature_names_in_")
+    assert messages(plain, df)[0][0] == "X has feature names, but EST was fitted without feature names"
+    assert not hasattr(est.fit(df.to_numpy()), "feature_names_in_")      # a refit forgets them
+    est.fit(df)
+
+    assert isinstance(est.transform(df), np.ndarray)
+    assert est.set_output(transform="pandas") is est
+    out = est.transform(df)
+    assert isinstance(out, pd.DataFrame)
+    assert list(out.columns) == [f"gmmkmeans{j}" for j in range(4)]
+    assert out.index.equals(df.index)
+    np.testing.assert_allclose(out.to_numpy(), est.set_output(transform="default").transform(df))
+    assert isinstance(est.set_output(transform="pandas").fit_transform(df), pd.DataFrame)
+    est.set_output(transform="default")
+    with config_context(transform_output="pandas"):      # scikit-learn's global setting
+        assert isinstance(GMMKMeans(4, random_state=0).fit(df).transform(df), pd.DataFrame)
+        assert isinstance(est.transform(df), np.ndarray)  # set_output wins
+    with pytest.raises(ValueError, match="transform must be one of"):
+        est.set_output(transform="arrow")
+
+
+
+@pytest.mark.parametrize("check", ["check_dataframe_column_names_consistency",
+                                   "check_set_output_transform",
+                                   "check_set_output_transform_pandas",
+                                   "check_global_output_transform_pandas",
+                                   "check_n_features_in_after_fitting"])
+@pytest.mark.parametrize("name", ["GMMKMeans", "KMeans"])
+def test_scikit_learn_feature_name_and_output_checks(name, check):
+    """scikit-learn's checks of feature names and set_output, which its check_estimator
+    (1.9) does not yield for third-party estimators: run by hand on both estimators."""
+    pytest.importorskip("pandas")
+    from sklearn.utils import estimator_checks
+    import gmmfast
+    est = getattr(gmmfast, name)(n_clusters=2, max_iter=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")     # the checks' own frames mix names on purpose
+        getattr(estimator_checks, check)(name, est)
+
 def test_check_estimator():
     from sklearn.utils.estimator_checks import check_estimator
     with warnings.catch_warnings():

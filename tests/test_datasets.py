@@ -270,3 +270,121 @@ def test_texture_scenes():
         make_texture_scenes(10, grid=(4, 5))
     with pytest.raises(ValueError, match="noise"):
         make_texture_scenes(10, noise=-1)
+
+
+# -- read_points: numpy's reader in one call, the line-by-line reader for what it rejects ----
+
+TABLES = [
+    "1.0,2.0\n3.0,4.0\n5.0,6.0\n",
+    "\ufeffx,y\n1.0,2.0\n3.0,4.0\n",                     # byte-order mark and a header
+    "# made by hand\n\nx y\n1 2\n# gap\n\n3 4\n",          # comments and blanks around a header
+    "1\t2\n3\t4\n",
+    "1, 2\n3 ,4\n",                                        # spaces around the commas
+    "1,2 # inline comment\r\n3,4\r\n",                     # CRLF
+    "7\n8\n9\n",                                           # one column
+    "1e3,-2.5E-2\n.5,+3\n",
+]
+
+
+@pytest.mark.parametrize("text", TABLES)
+def test_read_points_fast_path_gives_the_line_by_line_array(tmp_path, monkeypatch, text):
+    from gmmfast.datasets import _files, read_points
+    path = tmp_path / "p.csv"
+    path.write_text(text, encoding="utf-8")
+    assert _files._read_text_fast(path) is not None       # the one-call path took it
+    fast = read_points(path)
+    monkeypatch.setattr(_files, "_read_text_fast", lambda p: None)
+    slow = read_points(path)
+    assert fast.dtype == slow.dtype == np.float64
+    np.testing.assert_array_equal(fast, slow)
+
+
+def test_read_points_fast_path_on_a_large_table(tmp_path, monkeypatch):
+    from gmmfast.datasets import _files, read_points
+    X = np.random.default_rng(0).standard_normal((5000, 16))
+    path = tmp_path / "big.csv"
+    np.savetxt(path, X, delimiter=",", header=",".join(f"c{j}" for j in range(16)), comments="")
+    fast = read_points(path)
+    np.testing.assert_array_equal(fast, X)                 # savetxt's %.18e round-trips
+    monkeypatch.setattr(_files, "_read_text_fast", lambda p: None)
+    np.testing.assert_array_equal(read_points(path), fast)
+
+
+@pytest.mark.parametrize("text, match", [
+    ("1,2\n3,4\n5,x6\n", "line 3: cannot read 'x6'"),
+    ("x,y\n1,2\n3,4\n5\n7,8\n", "line 4: 1 values where the first data line has 2"),
+    ("1 2\n3 4 5\n", "line 2: 3 values"),
+    ("1.0,2.O\n3,4\n", "line 1: cannot read '2.O'"),
+])
+def test_read_points_malformed_file_still_names_the_line(tmp_path, text, match):
+    from gmmfast.datasets import _files, read_points
+    path = tmp_path / "p.csv"
+    path.write_text(text, encoding="utf-8")
+    assert _files._read_text_fast(path) is None           # left to the line-by-line reader
+    with pytest.raises(ValueError, match=match):
+        read_points(path)
+
+
+# -- SIPU download: https, SHA-256 checked before the file is cached -----------------------
+
+def _fake_urlopen(payload, seen):
+    import contextlib
+    import io
+
+    @contextlib.contextmanager
+    def urlopen(url, timeout=None):
+        seen.append(url)
+        yield io.BytesIO(payload)
+    return urlopen
+
+
+def _r15_txt(shared_data):
+    X = np.loadtxt(shared_data / "sipu" / "r15.data.gz")
+    lab = np.loadtxt(shared_data / "sipu" / "r15.labels0.gz")
+    import io
+    buf = io.BytesIO()
+    np.savetxt(buf, np.column_stack([X, lab]), fmt="%.4f\t%.4f\t%d")
+    return buf.getvalue()
+
+
+def test_sipu_downloads_over_https():
+    from gmmfast.datasets import _clustering
+    assert _clustering.SIPU_URL.startswith("https://")
+    assert set(_clustering.SIPU_SHA256) == {f for f, *_ in _clustering.SIPU_SETS.values()}
+
+
+def test_load_sipu_wrong_checksum_is_a_clear_error_and_caches_nothing(tmp_path, shared_data,
+                                                                      monkeypatch):
+    import hashlib
+    import urllib.request
+
+    from gmmfast.datasets._clustering import ChecksumError
+    payload = _r15_txt(shared_data)
+    seen = []
+    monkeypatch.setattr(urllib.request, "urlopen", _fake_urlopen(payload, seen))
+    wrong = "0" * 64
+    with pytest.raises(ChecksumError) as err:
+        load_sipu("r15", data_home=tmp_path, sha256=wrong)
+    msg = str(err.value)
+    assert isinstance(err.value, OSError)
+    assert "SHA-256" in msg and "R15.txt" in msg and wrong in msg
+    assert hashlib.sha256(payload).hexdigest() in msg and "it was not kept" in msg
+    assert seen == ["https://cs.joensuu.fi/sipu/datasets/R15.txt"]
+    assert list(tmp_path.rglob("R15.txt*")) == []          # no cache, no partial file
+    # the right checksum (either case): downloaded, cached, read
+    right = hashlib.sha256(payload).hexdigest().upper()
+    X, y = load_sipu("r15", data_home=tmp_path, sha256=right)
+    assert X.shape == (600, 2) and np.unique(y).shape[0] == 15
+    assert (tmp_path / "sipu" / "R15.txt").read_bytes() == payload
+
+
+def test_load_sipu_checks_the_table_checksum_by_default(tmp_path, shared_data, monkeypatch):
+    import urllib.request
+
+    from gmmfast.datasets import _clustering
+    monkeypatch.setattr(urllib.request, "urlopen", _fake_urlopen(_r15_txt(shared_data), []))
+    monkeypatch.setitem(_clustering.SIPU_SHA256, "R15.txt", "ab" * 32)
+    with pytest.raises(_clustering.ChecksumError, match="expected abab"):
+        load_sipu("r15", data_home=tmp_path)
+    with pytest.raises(ValueError, match="64 hexadecimal digits"):
+        load_sipu("r15", data_home=tmp_path, sha256="abc")

@@ -12,3 +12,43 @@ def test_run_jobs_is_public_and_keeps_the_order_of_the_jobs(capsys):
                                                        "  [3/3] got 2"]
     assert run_jobs(abs, jobs, 2) == [3, 1, 2]          # two worker processes, same order
     assert capsys.readouterr().out == ""                # no describe: nothing printed
+
+
+def test_figures_leave_matplotlib_backend_alone(tmp_path):
+    """The figures are drawn on matplotlib Figure objects, not through pyplot: a notebook's
+    (or any caller's) backend is the same after they are written."""
+    import numpy as np
+    import pytest
+    matplotlib = pytest.importorskip("matplotlib")
+
+    from gmmfast.experiments.table1 import plot_clusterings, plot_objectives
+    before = matplotlib.get_backend()
+    other = "svg" if before.lower() != "svg" else "pdf"     # not Agg, which they used to set
+    matplotlib.use(other)
+    try:
+        assert matplotlib.get_backend() == other
+        rng = np.random.default_rng(0)
+        records = [{"init": "forgy", "method": m, "sse_per_point": float(v)}
+                   for m in ("k-means", "gmm") for v in rng.uniform(1, 2, 3)]
+        plot_objectives(records, ["k-means", "gmm"], ["forgy"], 0.1, tmp_path / "o.png", "t")
+        X = rng.standard_normal((50, 2))
+        labels = rng.integers(0, 3, 50)
+        plot_clusterings(X, labels, [("k-means", labels, X[:3])], tmp_path / "c.png", "t")
+        assert matplotlib.get_backend() == other
+        for name in ("o.png", "c.png"):
+            assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    finally:
+        matplotlib.use(before)
+
+
+def test_no_module_switches_matplotlib_backend():
+    """No code in the package calls matplotlib.use, pyplot.switch_backend or imports pyplot
+    (the figures of table2 and table3 are checked by their command-line tests)."""
+    import pathlib
+    import re
+    root = pathlib.Path(gmmfast.experiments.__file__).parents[1]
+    switch = re.compile(r"matplotlib\.use\(|switch_backend\(|import matplotlib\.pyplot"
+                        r"|from matplotlib import pyplot")
+    offenders = [str(p.relative_to(root)) for p in root.rglob("*.py")
+                 if switch.search(p.read_text())]
+    assert offenders == []

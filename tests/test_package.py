@@ -1,6 +1,10 @@
-"""The package as a user meets it: importing a source tree that was never built, and what
-its packaging declares (py.typed, the version's one source, the license)."""
+"""The package as a user meets it: importing a source tree that was never built, importing
+it cheaply (public names load lazily), every public name there, and what its packaging
+declares (py.typed, the version's one source, the license)."""
 import ast
+import importlib
+import os
+import pathlib
 import re
 import shutil
 import subprocess
@@ -92,3 +96,76 @@ def test_license_file_is_the_declared_license():
     assert config["license"] == "BSD-3-Clause" and config["license-files"] == ["LICENSE"]
     text = (root / "LICENSE").read_text(encoding="utf-8")
     assert text.startswith("BSD 3-Clause License") and "Neither the name" in text
+
+
+# -- lazy loading (PEP 562): importing gmmfast imports no heavy dependency -----------------
+
+def _fresh(code):
+    """Run ``code`` in a fresh interpreter on this gmmfast; its stdout."""
+    root = str(pathlib.Path(gmmfast.__path__[0]).parent)
+    env = dict(os.environ, PYTHONPATH=root)
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         cwd=root)
+    assert run.returncode == 0, run.stderr
+    return run.stdout
+
+
+def test_import_loads_no_heavy_dependency_until_a_name_is_used():
+    out = _fresh(
+        "import sys\n"
+        "heavy = ('sklearn', 'dask', 'matplotlib')\n"
+        "import gmmfast\n"
+        "assert gmmfast.__file__.startswith(" + repr(gmmfast.__path__[0]) + "), gmmfast.__file__\n"
+        "print(sorted(m for m in heavy if m in sys.modules))\n"
+        "info = gmmfast.kernel_info()\n"
+        "print(sorted(m for m in heavy if m in sys.modules))\n"
+        "from gmmfast import GMMKMeans\n"
+        "from gmmfast.cluster import KMeans\n"
+        "import numpy as np\n"
+        "X = np.random.default_rng(0).standard_normal((200, 2))\n"
+        "print(GMMKMeans(3, random_state=0).fit(X).cluster_centers_.shape)\n"
+        "print(KMeans(3, random_state=0).fit(X).cluster_centers_.shape)\n"
+        "print(GMMKMeans is gmmfast.GMMKMeans is gmmfast.cluster.GMMKMeans)\n")
+    assert out.splitlines() == ["[]", "[]", "(3, 2)", "(3, 2)", "True"]
+
+
+def test_not_fitted_error_is_scikit_learns_once_resolved():
+    # gmmfast raises scikit-learn's class (its users catch it), imported only when raised
+    from sklearn.exceptions import ConvergenceWarning, NotFittedError
+
+    from gmmfast import _validation
+    assert _validation.NotFittedError is NotFittedError
+    assert _validation.ConvergenceWarning is ConvergenceWarning
+    with pytest.raises(NotFittedError, match="not fitted yet"):
+        gmmfast.GMMKMeans().predict([[0.0]])
+
+
+PUBLIC = ["gmmfast", "gmmfast.cluster", "gmmfast.core", "gmmfast.datasets",
+          "gmmfast.experiments", "gmmfast.lssvm", "gmmfast.metrics", "gmmfast.potts"]
+
+
+@pytest.mark.parametrize("name", PUBLIC)
+def test_every_public_name_resolves(name):
+    module = importlib.import_module(name)
+    names = getattr(module, "__all__", None)
+    assert names, f"{name} has no __all__"
+    assert len(set(names)) == len(names)
+    for attr in names:
+        assert getattr(module, attr) is not None, f"{name}.{attr}"
+        assert attr in dir(module), f"{attr} missing from dir({name})"
+    # and in a fresh interpreter, by `from ... import *` (which reads __all__)
+    out = _fresh(f"from {name} import *\nprint(len({names!r}))")
+    assert out.strip() == str(len(names))
+
+
+def test_lazy_package_attributes():
+    for sub in ("cluster", "core", "datasets", "lssvm", "metrics", "potts"):
+        assert getattr(gmmfast, sub).__name__ == f"gmmfast.{sub}"
+        assert sub in dir(gmmfast)
+    assert gmmfast.GMMKMeans is gmmfast.cluster.GMMKMeans
+    assert gmmfast.LatentSSVM is gmmfast.lssvm.LatentSSVM
+    assert gmmfast.datasets.read_points.__module__ == "gmmfast.datasets._files"
+    with pytest.raises(AttributeError, match="has no attribute 'nope'"):
+        gmmfast.nope            # noqa: B018
+    with pytest.raises(ImportError):
+        from gmmfast.cluster import nope  # noqa: F401

@@ -6,7 +6,7 @@ from typing import Any, Callable, Optional, Union
 
 import numpy as np
 
-from .._base import BaseEstimator
+from .._base import BaseEstimator, TransformerOutputMixin, feature_names
 from .._validation import (NONE, RANDOM_STATE, Interval, Kind, Options, check_int,
                            check_random_state, validate_params)
 from ._fit import GMMParams, as_rows, fit_gmm
@@ -23,7 +23,7 @@ AUTO_STEPS_PER_POINT = 30
 AUTO_PATIENCE = 80
 
 
-class GMMKMeans(BaseEstimator):
+class GMMKMeans(TransformerOutputMixin, BaseEstimator):
     """k-means clustering by Generalized Majorization-Minimization (G-MM).
 
     Lloyd's algorithm is MM: each iteration assigns every point to its nearest
@@ -159,6 +159,9 @@ class GMMKMeans(BaseEstimator):
         re-seeded, the phase's objective and History, and whether it was kept
         (the kept objective never increases).
     n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Defined only when X has string column names (a pandas or polars data frame); the
+        other methods then check X's names against them, as scikit-learn does.
 
     Notes
     -----
@@ -275,6 +278,7 @@ class GMMKMeans(BaseEstimator):
         -------
         self
         """
+        names = feature_names(X)
         rows = as_rows(X, sample_weight)
         p = self._params(rows)
         best = fit_gmm(rows, p, check_random_state(self.random_state))
@@ -286,13 +290,16 @@ class GMMKMeans(BaseEstimator):
         self.escapes_ = best.escapes
         self.levels_ = best.levels
         self.n_features_in_ = rows.d
+        self._set_feature_names(names)
         if rows.stats is not None:      # a scheduler's computes: (seconds, bytes received)
             self._dask_passes = rows.stats
         self._fitted = True
         return self
 
     def _rows(self, X: Any, sample_weight: Any = None):
+        """X checked against the fit (feature names, width) with its weights."""
         self._check_is_fitted()
+        self._check_feature_names(X)
         return as_rows(X, sample_weight, n_features=self.n_features_in_,
                        owner=type(self).__name__)
 
@@ -305,8 +312,10 @@ class GMMKMeans(BaseEstimator):
         return self._rows(X, sample_weight).predict(self.cluster_centers_)
 
     def transform(self, X: Any) -> np.ndarray:
-        """Euclidean distance of each sample to each center, shape (n_samples, n_clusters)."""
-        return self._rows(X).transform(self.cluster_centers_)
+        """Euclidean distance of each sample to each center, shape (n_samples, n_clusters):
+        an ndarray, or the data frame chosen by :meth:`set_output` (a dask array's distances
+        stay a lazy dask array)."""
+        return self._wrap(self._rows(X).transform(self.cluster_centers_), X)
 
     def fit_transform(self, X: Any, y: Any = None, sample_weight: Any = None) -> np.ndarray:
         """Fit, then return the distances of the training samples to the centers."""

@@ -14,9 +14,10 @@ from typing import Any, Callable, Optional, Union
 
 import numpy as np
 
-from .._base import BaseEstimator
+from .. import _validation
+from .._base import BaseEstimator, TransformerOutputMixin, feature_names
 from .._kernels._common import openmp_max_threads
-from .._validation import (BOOLEAN, CALLABLE, RANDOM_STATE, ConvergenceWarning, Interval, Kind,
+from .._validation import (BOOLEAN, CALLABLE, RANDOM_STATE, Interval, Kind,
                            Options, check_data, check_random_state, check_sample_weight,
                            validate_params)
 from ._fit import GMMParams, Run, fit_runs, gmm_run
@@ -28,7 +29,6 @@ from ._sparse import CSRData, check_csr, is_sparse, pp_step
 
 INITS = ("k-means++", "random")
 ALGORITHMS = ("lloyd", "elkan", "gmm")
-OUTPUTS = ("default", "pandas", "polars")
 
 
 def _same_clustering(labels1: np.ndarray, labels2: np.ndarray, k: int) -> bool:
@@ -38,23 +38,7 @@ def _same_clustering(labels1: np.ndarray, labels2: np.ndarray, k: int) -> bool:
     return bool(np.array_equal(mapping[labels1], labels2))
 
 
-def _feature_names(X: Any) -> Optional[np.ndarray]:
-    """Column names of a data frame if they are all strings (as scikit-learn), else None."""
-    columns = getattr(X, "columns", None)
-    if columns is None or hasattr(X, "tocsr"):
-        return None
-    names = np.asarray(list(columns), dtype=object)
-    is_str = np.array([isinstance(c, str) for c in names], dtype=bool)
-    if names.shape[0] and is_str.all():
-        return names
-    if is_str.any():
-        raise TypeError("Feature names are only supported if all input features have string "
-                        f"names, but your input has {sorted({type(c).__name__ for c in names})}"
-                        " as feature name / column name types.")
-    return None
-
-
-class KMeans(BaseEstimator):
+class KMeans(TransformerOutputMixin, BaseEstimator):
     """k-means clustering, a drop-in replacement for ``sklearn.cluster.KMeans``.
 
     The constructor, defaults, attributes, convergence rule, empty-cluster relocation,
@@ -136,7 +120,10 @@ class KMeans(BaseEstimator):
     def _check_X(self, X: Any, *, reset: bool, copy: bool = False):
         """X as C-contiguous float32/float64 (dense) or :class:`CSRData` (sparse); on reset
         records the feature names, else checks them and the width against the fit."""
-        names = _feature_names(X)
+        if reset:
+            names = feature_names(X)
+        else:       # names first, as scikit-learn: a frame of other columns may hold NaN
+            self._check_feature_names(X, stacklevel=4)     # at the caller of predict etc.
         if is_sparse(X):
             data: Any = check_csr(X, "X")
         else:
@@ -145,17 +132,6 @@ class KMeans(BaseEstimator):
                 data = data.copy()
         if reset:
             return data, names
-        fitted = getattr(self, "feature_names_in_", None)
-        if fitted is not None and names is None:
-            warnings.warn(f"X does not have valid feature names, but {type(self).__name__} was "
-                          "fitted with feature names", UserWarning, stacklevel=3)
-        elif fitted is None and names is not None:
-            warnings.warn(f"X has feature names, but {type(self).__name__} was fitted without "
-                          "feature names", UserWarning, stacklevel=3)
-        elif fitted is not None and (names.shape != fitted.shape or (names != fitted).any()):
-            raise ValueError("The feature names should match those that were passed during "
-                             f"fit.\nFeature names seen at fit time: {list(fitted)}\n"
-                             f"Feature names given now: {list(names)}")
         if data.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {data.shape[1]} features, but {type(self).__name__} is "
                              f"expecting {self.n_features_in_} features as input.")
@@ -286,16 +262,13 @@ class KMeans(BaseEstimator):
         if distinct < k:
             warnings.warn(f"Number of distinct clusters ({distinct}) found smaller than "
                           f"n_clusters ({k}). Possibly due to duplicate points in X.",
-                          ConvergenceWarning, stacklevel=2)
+                          _validation.ConvergenceWarning, stacklevel=2)
         self.cluster_centers_ = centers
         self.labels_ = best.labels
         self.inertia_ = float(best.objective)
         self.n_iter_ = int(best.n_iter)
         self.n_features_in_ = d
-        if names is not None:
-            self.feature_names_in_ = names
-        elif hasattr(self, "feature_names_in_"):
-            del self.feature_names_in_
+        self._set_feature_names(names)
         self._n_features_out = k
         self._n_init, self._tol, self._algorithm = n_init, tol, algorithm
         self._n_threads = n_threads
@@ -365,35 +338,6 @@ class KMeans(BaseEstimator):
         self._check_is_fitted()
         prefix = type(self).__name__.lower()
         return np.array([f"{prefix}{j}" for j in range(self._n_features_out)], dtype=object)
-
-    def set_output(self, *, transform: Optional[str] = None) -> "KMeans":
-        """Output container of ``transform`` and ``fit_transform``: "default" (ndarray),
-        "pandas" or "polars" (data frames with the columns of get_feature_names_out);
-        None leaves it unchanged (scikit-learn's global ``transform_output`` applies)."""
-        if transform is None:
-            return self
-        if not isinstance(transform, str) or transform not in OUTPUTS:
-            raise ValueError(f"transform must be one of {OUTPUTS} or None, got {transform!r}.")
-        self._sklearn_output_config = {"transform": transform}
-        return self
-
-    def _wrap(self, out: np.ndarray, X: Any) -> Any:
-        """``out`` in the container chosen by set_output (or scikit-learn's config)."""
-        how = getattr(self, "_sklearn_output_config", {}).get("transform")
-        if how is None:
-            try:
-                from sklearn import get_config
-                how = get_config().get("transform_output", "default")
-            except ImportError:
-                how = "default"
-        if how == "pandas":
-            import pandas as pd
-            index = X.index if isinstance(X, pd.DataFrame) else None
-            return pd.DataFrame(out, index=index, columns=self.get_feature_names_out())
-        if how == "polars":
-            import polars as pl
-            return pl.DataFrame(out, schema=list(self.get_feature_names_out()), orient="row")
-        return out
 
     def _more_sklearn_tags(self, tags: Any) -> Any:
         from sklearn.utils import TransformerTags

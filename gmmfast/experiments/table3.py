@@ -301,8 +301,7 @@ def plot_labelings(D: SceneData, results: Sequence[SceneResult], methods: Sequen
     all training regions shown, so equal colours mean matched parts.
     """
     import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure     # not pyplot: the caller's backend is left alone
     from scipy.optimize import linear_sum_assignment
     P = D.n_parts
     H, W = D.grid
@@ -326,9 +325,9 @@ def plot_labelings(D: SceneData, results: Sequence[SceneResult], methods: Sequen
     for m in shown:
         r = rs[m]
         rows.append(((labels or METHOD_NAMES).get(m, m), renamed(r.latent), r))
-    cmap = plt.get_cmap("tab20", P)
-    fig, axes = plt.subplots(len(rows), n_images, figsize=(1.25 * n_images + 0.9,
-                                                            1.3 * len(rows)), squeeze=False)
+    cmap = matplotlib.colormaps["tab20"].resampled(P)
+    fig = Figure(figsize=(1.25 * n_images + 0.9, 1.3 * len(rows)))
+    axes = fig.subplots(len(rows), n_images, squeeze=False)
     for a, (name, Z, r) in enumerate(rows):
         E = potts_energy(np.asarray(Z).reshape(-1, H, W))
         for b in range(n_images):
@@ -348,7 +347,6 @@ def plot_labelings(D: SceneData, results: Sequence[SceneResult], methods: Sequen
                  f"(E = Potts energy)", fontsize=7)
     fig.tight_layout(pad=0.3, rect=(0, 0, 1, 0.96))
     fig.savefig(path, dpi=80)
-    plt.close(fig)
 
 
 #: Method keys of the command: (LatentSSVM method, random_bounds, bias).

@@ -28,19 +28,21 @@ of examples); inference then runs by enumeration.
 # _bcfw, _dcd); the bound family and its selections (_select, _family) and biases
 # (_multifold, _potts_bias); the learner (_learner). The scene initialisations (_part_init)
 # use the models only.
-from ._bcfw import BCFW
-from ._cutting_plane import CuttingPlane
-from ._family import LSSVMBounds
-from ._learner import FirstBoundWarning, LatentInitWarning, LatentSSVM, named_latent_init
-from ._models import Augmented, LatentModel
-from ._multiclass import Candidates, LatentMulticlassModel
-from ._multifold import MultifoldBias
-from ._part_init import coherent_labels, discover_parts, part_unaries
-from ._potts_bias import PottsBias, potts_select
-from ._region_model import RegionPartModel, Regions
-from ._select import budget_for, lagrangian_select, subset_select
-from ._simplex_qp import solve_simplex_qp
-from ._solver import SolveInfo
+
+from .._lazy import attach as _attach
+
+#: Public names -> the module that defines them, imported on first use (PEP 562:
+#: importing this package loads none of them).
+_NAMES = {"BCFW": "._bcfw", "CuttingPlane": "._cutting_plane", "LSSVMBounds": "._family",
+          "FirstBoundWarning": "._learner", "LatentInitWarning": "._learner",
+          "LatentSSVM": "._learner", "named_latent_init": "._learner", "Augmented": "._models",
+          "LatentModel": "._models", "Candidates": "._multiclass",
+          "LatentMulticlassModel": "._multiclass", "MultifoldBias": "._multifold",
+          "coherent_labels": "._part_init", "discover_parts": "._part_init",
+          "part_unaries": "._part_init", "PottsBias": "._potts_bias",
+          "potts_select": "._potts_bias", "RegionPartModel": "._region_model",
+          "Regions": "._region_model", "budget_for": "._select", "lagrangian_select": "._select",
+          "subset_select": "._select", "solve_simplex_qp": "._simplex_qp", "SolveInfo": "._solver"}
 
 __all__ = ["Augmented", "BCFW", "Candidates", "CuttingPlane", "FirstBoundWarning", "LSSVMBounds",
            "LatentInitWarning", "LatentModel", "LatentMulticlassModel", "LatentSSVM",
@@ -48,3 +50,5 @@ __all__ = ["Augmented", "BCFW", "Candidates", "CuttingPlane", "FirstBoundWarning
            "RegionPartModel", "Regions", "SolveInfo", "budget_for", "coherent_labels",
            "discover_parts", "lagrangian_select", "named_latent_init", "part_unaries",
            "potts_select", "solve_simplex_qp", "subset_select"]
+
+__getattr__, __dir__ = _attach(__name__, (), _NAMES)
