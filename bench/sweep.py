@@ -207,7 +207,7 @@ def summary_row(label, rels):
 
 
 def report(records, args):
-    cells = [r for r in records.values()]
+    cells = [r for key, r in records.items() if key != "_runs"]
     order = list(build_sets(None if args.no_data else _data_home(args.data_home)).keys()) \
         if not args.no_data else []
     pos = {name: i for i, name in enumerate(order)}
@@ -237,6 +237,20 @@ def report(records, args):
          "worst relative loss"],
         [summary_row(f"seeds (each seed of each cell)", seed_rels),
          summary_row(f"cells (mean SSE over a cell's seeds)", cell_rels)])
+    k0 = {}
+    for c in cells:
+        k0[c["set"]] = min(k0.get(c["set"], c["k"]), c["k"])
+    groups = [("true k", lambda c: c["k"] == k0[c["set"]]),
+              ("3k", lambda c: c["k"] != k0[c["set"]]),
+              ("k <= 10", lambda c: c["k"] <= 10), ("k > 10", lambda c: c["k"] > 10),
+              ("n < 1000", lambda c: c["n"] < 1000), ("n >= 1000", lambda c: c["n"] >= 1000),
+              ("d = 2", lambda c: c["d"] == 2), ("d > 2", lambda c: c["d"] > 2),
+              ("with outliers", lambda c: "+out" in c["set"]),
+              ("without outliers", lambda c: "+out" not in c["set"])]
+    by_group = markdown_table(
+        ["group", "cells", "wins", "ties", "losses", "losses > 1e-4", "losses > 1e-3",
+         "worst relative loss"],
+        [summary_row(name, [c["cell_rel"] for c in cells if f(c)]) for name, f in groups])
     worst = sorted(cells, key=lambda c: -c["cell_rel"])[:10]
     worst_tab = markdown_table(
         ["set", "k", "cell relative difference", "worst seed"],
@@ -248,6 +262,10 @@ def report(records, args):
                  for s in c["seeds"]), default=0.0)
     dev_k = max((abs(s["km_inertia"] - s["km_sse"]) / s["km_sse"] for c in cells
                  for s in c["seeds"]), default=0.0)
+    runs = records.get("_runs", [])
+    runs_note = ("\n\nThe records come from: " + "; ".join(
+        f"`{r['command']}` ({r['date']}, commit {r['commit']})" for r in runs) + "."
+        if runs else "")
     descs = {}
     if not args.no_data:
         sets = build_sets(_data_home(args.data_home))
@@ -266,15 +284,19 @@ def report(records, args):
         f"(one call with m restarts costs less than m calls). In the timed runs the "
         f"restarts took {np.median(ratios):.2f}x G-MM's time per cell in the median "
         f"(min {min(ratios):.2f}x, max {max(ratios):.2f}x; the 2 cores were shared with "
-        f"other jobs, so single times are noisy). {len(cells)} cells over {n_sets} sets "
+        f"other jobs, so single times are noisy; in {sum(r < 1 for r in ratios)} of "
+        f"{len(ratios)} cells the restarts ended up with less time than G-MM, "
+        f"{sum(r < 1 and x > TIE for r, x in zip(ratios, cell_rels))} of them cells that G-MM "
+        f"lost). {len(cells)} cells over {n_sets} sets "
         f"(each at its true k and 3k); seeds s = 0..{args.seeds - 1} per cell"
         + (f" except {seeds_note} (to keep the run within its time)" if seeds_note else "")
         + f". One thread each (OpenMP and BLAS, threadpoolctl; the process pinned to one "
         f"core), alternating in one process; SIMD level of the kernels: {simd_name()}. "
         "SSE recomputed here from each side's centers (every point to its nearest center). "
         f"Relative difference = (SSE G-MM - SSE KMeans) / SSE KMeans: win < -1e-6, tie within "
-        f"1e-6, loss > 1e-6.\n\n"
+        f"1e-6, loss > 1e-6." + runs_note + "\n\n"
         "## Summary\n\n" + summ
+        + "\n\n### Cells by group\n\n" + by_group
         + "\n\n## The 10 worst cells (by the relative difference of mean SSE)\n\n" + worst_tab
         + f"\n\nBookkeeping check: the largest relative gap between a fit's `inertia_` and "
         f"the SSE recomputed from its centers is {dev_g:.1e} for G-MM and {dev_k:.1e} for "
@@ -320,7 +342,16 @@ def main():
     records = json.loads(out.read_text()) if (args.resume or args.report_only) and out.exists() \
         else {}
     if not args.report_only:
+        import datetime
+        import subprocess
+        import sys
+        import os
         out.parent.mkdir(parents=True, exist_ok=True)
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
+                                capture_output=True, text=True).stdout.strip()
+        records.setdefault("_runs", []).append(dict(
+            command="python " + " ".join([os.path.relpath(sys.argv[0], ROOT)] + sys.argv[1:]),
+            date=datetime.datetime.now().isoformat(timespec="seconds"), commit=commit))
         with threadpool_limits(limits=1):
             for name in names:
                 desc, gen, k0 = sets[name]
