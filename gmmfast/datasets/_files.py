@@ -95,9 +95,9 @@ def _read_text(path: Path) -> np.ndarray:
     non-numbers is a typo, reported with its line number (a UTF-8 byte-order
     mark is not part of the first field).
 
-    A plain table is parsed by numpy's C reader from the file (:func:`_read_text_fast`,
-    about 4x faster); anything it rejects is read here line by line, which finds the
-    first bad line for the error message.
+    A plain table is parsed by one ``np.loadtxt`` call (:func:`_read_text_fast`; measured
+    10-20 % faster at 100k x 16: loadtxt's own parsing is most of the time); anything it
+    rejects is read here line by line, which finds the first bad line for the error message.
     """
     fast = _read_text_fast(path)
     if fast is not None:
