@@ -320,6 +320,7 @@ def polish(rows: Any, coarse: Run, p: GMMParams) -> Run:
     sums come from per-cluster moments), and the level's objective is summed from the rows
     at its end (one more read of the rows)."""
     t0 = time.perf_counter()
+    coarse.family = None       # the previous level's buffers: freed before this level's
     family = rows.family(p, "mm", 0, incremental=True)
     if p.verbose:
         print(f"  finer level: Lloyd's passes on {rows.n} rows", flush=True)
