@@ -271,7 +271,7 @@ def generalized_mm(family: BoundFamily, w0: Any, *, eta: float, tol: float = 1e-
     eta : float in (0, 1]
         Progress coefficient; 1 gives MM.
     tol : float >= 0
-        Stop when d_t <= tol * |F(w_0)| (relative, so scaling F changes nothing).
+        Stop when ``d_t <= tol * |F(w_0)|`` (relative, so scaling F changes nothing).
         The run also stops, as converged, when the bound value b_t(w_t) fails
         to decrease: in exact arithmetic b_t(w_t) <= b_{t-1}(w_{t-1}) -
         eta d_{t-1} < b_{t-1}(w_{t-1}), so a bound that does not decrease means

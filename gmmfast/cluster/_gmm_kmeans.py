@@ -159,7 +159,7 @@ class GMMKMeans(TransformerOutputMixin, BaseEstimator):
         re-seeded, the phase's objective and History, and whether it was kept
         (the kept objective never increases).
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape ``(n_features_in_,)``
         Defined only when X has string column names (a pandas or polars data frame); the
         other methods then check X's names against them, as scikit-learn does.
 

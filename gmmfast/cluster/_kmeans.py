@@ -83,7 +83,7 @@ class KMeans(TransformerOutputMixin, BaseEstimator):
     inertia_ : float
     n_iter_ : int
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape ``(n_features_in_,)``
         Defined only when X has string column names.
     """
 

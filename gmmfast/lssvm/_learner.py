@@ -160,10 +160,10 @@ class LatentSSVM(BaseEstimator):
     coef_ : ndarray (size_joint_feature,)
         w. For LatentMulticlassModel, w.reshape(n_classes, d)[y] scores class y.
     latent_ : ndarray of int32 (n,) + latent_shape
-        The latent values of the last bound (the imputed z that coef_ was trained with).
+        The latent values of the last bound (the imputed z that ``coef_`` was trained with).
     latent_init_ : ndarray of int32 (n,) + latent_shape
     objective_ : float
-        F(coef_).
+        ``F(coef_)``.
     n_iter_ : int
     history_ : gmmfast.core.History
         Bound values, thresholds, gaps per iteration (``invariant_violations()``).
@@ -483,7 +483,7 @@ class LatentSSVM(BaseEstimator):
         return float(np.mean(self.predict(data) == y))
 
     def objective(self, X: Any, y: Any) -> float:
-        """F(coef_) on (X, y) with this estimator's lam."""
+        """``F(coef_)`` on (X, y) with this estimator's lam."""
         data = self._prepare_test(X)
         y = self._check_y(y, self.model.n_samples(data))
         zshape = (self.model.n_samples(data),) + tuple(self.model.latent_shape(data))
