@@ -1,0 +1,211 @@
+"""Sphinx configuration for gmmfast's documentation.
+
+Build from the repository's root (warnings are errors):
+
+    python -m sphinx -W --keep-going -b html docs docs/_build/html
+"""
+import os
+import re
+import shutil
+import sys
+from pathlib import Path
+
+DOCS = Path(__file__).resolve().parent
+ROOT = DOCS.parent
+sys.path.insert(0, str(ROOT))          # the worktree's gmmfast when it is not installed
+
+import gmmfast  # noqa: E402
+
+# The gallery and autodoc import gmmfast many times; one thread keeps the build polite on
+# a shared machine and its output independent of the core count.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+project = "gmmfast"
+author = "gmmfast developers"
+copyright = "gmmfast developers"
+release = gmmfast.__version__
+version = ".".join(release.split(".")[:2])
+
+extensions = [
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "sphinx.ext.mathjax",
+    "sphinx.ext.intersphinx",
+    "numpydoc",
+    "sphinx_gallery.gen_gallery",
+    "myst_parser",
+]
+
+source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
+templates_path = ["_templates"]
+exclude_patterns = ["_build", "**.ipynb_checkpoints", "auto_examples/*.ipynb",
+                    "auto_examples/*.py", "auto_examples/*.zip"]
+
+# -- autodoc / autosummary / numpydoc ------------------------------------------------
+autosummary_generate = True
+autodoc_typehints = "none"              # numpydoc's Parameters sections say the types
+autodoc_member_order = "bysource"
+numpydoc_show_class_members = False     # the class template lists the methods itself
+numpydoc_class_members_toctree = False
+numpydoc_xref_param_type = False
+
+intersphinx_mapping = {
+    "python": ("https://docs.python.org/3", None),
+    "numpy": ("https://numpy.org/doc/stable/", None),
+    "sklearn": ("https://scikit-learn.org/stable/", None),
+}
+intersphinx_timeout = 5
+# Offline builds must not fail on -W because the inventories cannot be fetched.
+if os.environ.get("GMMFAST_DOCS_OFFLINE", "1") == "1":
+    intersphinx_mapping = {}
+
+# -- myst ----------------------------------------------------------------------------
+myst_enable_extensions = ["dollarmath"]
+myst_heading_anchors = 3
+# The results files are written by the benchmark scripts, not for Sphinx: a "###" straight
+# after a "#" is fine on GitHub and only a style warning here.
+suppress_warnings = ["myst.header"]
+
+# -- sphinx-gallery ------------------------------------------------------------------
+sphinx_gallery_conf = {
+    "examples_dirs": str(ROOT / "examples"),
+    "gallery_dirs": "auto_examples",
+    "filename_pattern": r"/plot_",
+    "within_subsection_order": "FileNameSortKey",
+    "download_all_examples": False,
+    "remove_config_comments": True,
+    "abort_on_example_error": True,
+    "matplotlib_animations": False,
+    "show_memory": False,
+    "min_reported_time": 0,
+    "doc_module": ("gmmfast",),
+    "backreferences_dir": "gen_modules/backreferences",
+    "reference_url": {"gmmfast": None},
+}
+
+# -- HTML ----------------------------------------------------------------------------
+html_theme = "pydata_sphinx_theme"
+html_title = f"gmmfast {release}"
+html_static_path = []
+html_show_sourcelink = False
+html_theme_options = {
+    "navigation_depth": 2,
+    "show_toc_level": 2,
+    "header_links_before_dropdown": 6,
+    "secondary_sidebar_items": ["page-toc"],
+}
+html_sidebars = {"index": [], "contributing": []}
+
+# -- benchmark pages, generated from bench/results at build time ---------------------
+RESULTS = ROOT / "bench" / "results"
+BENCH_OUT = DOCS / "benchmarks" / "generated"
+
+# (slug, title, one-line description, file stems: a prefix ending in "*" takes every file
+# that starts with it). Every results .md must land in exactly one group (the build fails
+# otherwise); docs/benchmarks/SLUG.md is the group's page.
+BENCH_GROUPS = [
+    ("clustering", "Clustering quality at equal time",
+     "G-MM k-means against k-means from the same initialisations (the paper's Table 1) "
+     "and against scikit-learn's restarts at equal wall time.",
+     ["table1", "equal_time", "sweep", "escape", "d31_picture", "eta_sweep", "init",
+      "iterations", "polish", "walk_samplers", "walk_steps"]),
+    ("scale", "Large data: scale against faiss and scikit-learn",
+     "Coarse-to-fine fits on 1e5 to 1e8 rows, memory.",
+     ["scale_faiss", "scale_faiss_2threads", "scale", "scale_2threads", "memory"]),
+    ("dask", "Dask",
+     "GMMKMeans on a dask array against dask-ml's KMeans.",
+     ["scale_dask"]),
+    ("kernels", "Kernels",
+     "One Lloyd iteration, the random walk, alpha-expansion and the scikit-learn drop-in.",
+     ["lloyd_iteration", "lloyd_iteration_2threads", "walk_throughput", "potts_throughput",
+      "dropin"]),
+    ("lssvm", "Latent structural SVMs (Table 2)",
+     "CCP against G-MM on cluttered objects, and the solver checks.",
+     ["lssvm_*"]),
+    ("scenes", "Scenes (Table 3)",
+     "The region-part scene model on texture scenes.",
+     ["scenes_*"]),
+]
+
+
+def _group_files(results):
+    stems = sorted(p.stem for p in results.glob("*.md"))
+    taken, groups = set(), []
+    for slug, title, blurb, patterns in BENCH_GROUPS:
+        members = []
+        for pat in patterns:
+            if pat.endswith("*"):
+                hits = [s for s in stems if s.startswith(pat[:-1]) and s not in taken]
+            else:
+                hits = [pat] if pat in stems and pat not in taken else []
+            for s in hits:
+                taken.add(s)
+                members.append(s)
+        groups.append((slug, title, blurb, members))
+    rest = [s for s in stems if s not in taken]
+    if rest:
+        raise RuntimeError(f"bench/results files in no group of docs/conf.py's BENCH_GROUPS: "
+                           f"{rest}; add each to a group")
+    return groups
+
+
+def _owner(name, stems):
+    """The results file a figure or CSV belongs to: the longest stem it starts with."""
+    base = name.rsplit(".", 1)[0]
+    hits = [s for s in stems if base == s or base.startswith(s + "_")]
+    return max(hits, key=len) if hits else None
+
+
+def write_benchmark_pages(app=None):
+    """One page per bench/results/*.md (its text and its figures), one index per group.
+
+    The pages are copies made at build time into docs/benchmarks/generated/, which
+    .gitignore lists: the results files stay the single source.
+    """
+    if BENCH_OUT.exists():
+        shutil.rmtree(BENCH_OUT)
+    BENCH_OUT.mkdir(parents=True)
+    image_ref = re.compile(r"!\[[^\]]*\]\(([^)\s]+\.png)\)")
+    stems = sorted(p.stem for p in RESULTS.glob("*.md"))
+    owned = {}
+    for p in sorted(RESULTS.iterdir()):
+        if p.suffix in (".png", ".csv", ".json"):
+            owner = _owner(p.name, stems)
+            if owner:
+                owned.setdefault(owner, []).append(p.name)
+    group_lines = []
+    for slug, title, blurb, members in _group_files(RESULTS):
+        gdir = BENCH_OUT / slug
+        gdir.mkdir()
+        for stem in members:
+            text = (RESULTS / f"{stem}.md").read_text(encoding="utf-8")
+            named = set(image_ref.findall(text))
+            for png in named:
+                if (RESULTS / png).exists():
+                    shutil.copy2(RESULTS / png, gdir / png)
+            files = owned.get(stem, [])
+            extra = [f for f in files if f.endswith(".png") and f not in named]
+            data = [f for f in files if not f.endswith(".png")]
+            for name in extra:
+                shutil.copy2(RESULTS / name, gdir / name)
+            if not text.lstrip().startswith("# "):
+                text = f"# {stem}\n\n" + text
+            body = [f"% generated from bench/results/{stem}.md by docs/conf.py: edit that file\n\n",
+                    text.rstrip(), "\n\n---\n\n", f"Source: `bench/results/{stem}.md`"]
+            if data:
+                body.append("; data: " + ", ".join(f"`bench/results/{c}`" for c in data))
+            body.append(".\n")
+            if extra:
+                body.append("\n## Figures of this run not shown above\n\n")
+                for name in extra:
+                    body.append(f"`{name}`\n\n![{name}]({name})\n\n")
+            (gdir / f"{stem}.md").write_text("".join(body), encoding="utf-8")
+        # the group's hand-written page (docs/benchmarks/SLUG.md) includes this toctree
+        toc = ["```{toctree}\n:maxdepth: 1\n\n",
+               *[f"generated/{slug}/{stem}\n" for stem in members], "```\n"]
+        (gdir / "toctree.txt").write_text("".join(toc), encoding="utf-8")
+        group_lines.append((slug, title, blurb))
+    return group_lines
+
+
+write_benchmark_pages()
