@@ -176,10 +176,19 @@ def write_benchmark_pages(app=None):
     BENCH_OUT.mkdir(parents=True)
     image_ref = re.compile(r"!\[[^\]]*\]\(([^)\s]+\.png)\)")
     stems = sorted(p.stem for p in RESULTS.glob("*.md"))
+    texts = {s: (RESULTS / f"{s}.md").read_text(encoding="utf-8") for s in stems}
+    mentioned = {s: set(re.findall(r"[\w.\-]+\.png", t)) for s, t in texts.items()}
     owned = {}
     for p in sorted(RESULTS.iterdir()):
         if p.suffix in (".png", ".csv", ".json"):
             owner = _owner(p.name, stems)
+            if owner is None and p.suffix == ".png":
+                # a figure named in a results file's text ("`lssvm_figure4_top-left.png`
+                # (and `_center`, `_random`)"): by name, else by a named sibling's prefix
+                prefix = p.name.rsplit("_", 1)[0] + "_"
+                owner = (next((s for s in stems if p.name in mentioned[s]), None)
+                         or next((s for s in stems
+                                  if any(m.startswith(prefix) for m in mentioned[s])), None))
             if owner:
                 owned.setdefault(owner, []).append(p.name)
     group_lines = []
@@ -210,7 +219,7 @@ def write_benchmark_pages(app=None):
                 body.append("; data: " + ", ".join(f"`bench/results/{c}`" for c in data))
             body.append(".\n")
             if extra:
-                body.append("\n## Figures of this run not shown above\n\n")
+                body.append("\n## Figures of this run\n\n")
                 for name in extra:
                     body.append(f"`{name}`\n\n![{name}]({name})\n\n")
             (gdir / f"{stem}.md").write_text("".join(body), encoding="utf-8")
