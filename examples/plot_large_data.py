@@ -6,8 +6,8 @@ On more rows than ``max(64 k, 20000)`` the default ``GMMKMeans`` runs G-MM and i
 escapes on a uniform sample of the rows (``sample_size="auto"``), then polishes the
 centers with Lloyd's passes, on a larger sample and then on every row, to a fixed point.
 ``verbose=1`` prints each iteration; ``levels_`` records each level. A million generated
-rows (d = 16, k = 100, float32) keep this example to a few seconds; the same code runs on a
-memory-mapped ``.npy`` (``numpy.load(path, mmap_mode="r")``) far larger than memory.
+rows (d = 16, k = 100, float32) keep this example to a few seconds; the same call takes
+a memory-mapped ``.npy`` (``numpy.load(path, mmap_mode="r")``), read in row blocks.
 """
 import time
 
