@@ -213,7 +213,9 @@ def write_benchmark_pages(app=None):
                 shutil.copy2(RESULTS / name, gdir / name)
             if not text.lstrip().startswith("# "):
                 text = f"# {stem}\n\n" + text
-            body = [f"% generated from bench/results/{stem}.md by docs/conf.py: edit that file\n\n",
+            # wide tables: these pages give the right column's width to the text
+            body = ["---\nhtml_theme.sidebar_secondary.remove: true\n---\n",
+                    f"% generated from bench/results/{stem}.md by docs/conf.py: edit that file\n\n",
                     text.rstrip(), "\n\n---\n\n", f"Source: `bench/results/{stem}.md`"]
             if data:
                 body.append("; data: " + ", ".join(f"`bench/results/{c}`" for c in data))
