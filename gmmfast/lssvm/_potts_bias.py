@@ -320,10 +320,10 @@ class PottsBias:
         reaches from the touching labeling by single-region moves within the
         budget (a local maximum on the paper's walk graph).
 
-    Attributes (filled during a fit)
-    --------------------------------
+    Attributes
+    ----------
     multipliers, energies, touching_energies : lists of float
-        Per G-MM iteration: the multiplier used (NaN with search="walk"), the
+        Filled during a fit. Per G-MM iteration: the multiplier used (NaN with search="walk"), the
         total Potts energy of the selected labeling and that of the touching
         (CCP) labeling.
     """
