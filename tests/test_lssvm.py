@@ -530,8 +530,9 @@ def test_predict_and_list_input():
     np.testing.assert_array_equal(a.coef_, b.coef_)
     y_hat, z_hat = a.predict(D.data, return_latent=True)
     assert y_hat.shape == z_hat.shape == (40,)
-    assert 0 <= a.score(D.data, D.target) <= 1
-    assert a.score(D.data, D.target) == np.mean(y_hat == D.target)
+    # trained with the true windows, it fits its 40 examples (seen: 1.0; chance 1/6); was
+    # `0 <= score <= 1`, which a mean of booleans always is
+    assert a.score(D.data, D.target) == np.mean(y_hat == D.target) > 0.8
 
 
 # -- the data set ------------------------------------------------------------------------------

@@ -175,7 +175,7 @@ def test_energy_never_increases_per_move_and_trace_is_consistent():
             assert t[0] == pytest.approx(grid_energy(U[i], z0[i], lam), abs=1e-9)
             assert t[-1] == e[i]
             assert (np.diff(t) <= 0).all()
-            assert np.diff(t).min() < 0 or t[0] == t[-1]
+            assert t[-1] < t[0] - 50        # random labels are improved (seen: by 123 to 356)
         assert np.allclose(e, grid_energy(U, z, lam), atol=1e-9)
 
 
@@ -261,7 +261,11 @@ def test_max_cycles_caps_moves():
     U = rng.normal(size=(10, 10, 7))
     z, e, trace = alpha_expansion(U, 0.8, max_cycles=1, return_trace=True)
     assert trace.shape == (8,)
-    assert (~np.isnan(trace)).sum() <= 8
+    # one cycle: the start and one expansion move per label, then it stops, above the energy
+    # more cycles reach (was `(~isnan(trace)).sum() <= 8`, which an (8,) array always meets)
+    assert not np.isnan(trace).any() and trace[-1] == e
+    z5, e5 = alpha_expansion(U, 0.8, max_cycles=5)
+    assert e5 < e - 0.5                     # seen: -36.57 against -35.53
 
 
 def test_alpha_expansion_rejects_bad_input():

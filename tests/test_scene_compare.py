@@ -41,7 +41,7 @@ def test_initial_labels_and_a_run():
     assert agree > part_agreement(z_r, D.Z_train, D.n_parts, D.y_train) + 0.08
     r = run_method(D, "gmm-biased", 0.5, z_c, lam=10.0, max_iter=3, solver_max_iter=300)
     assert r.invariant_violations == [] and r.init == "lambda=0.50" and r.n_iter <= 3
-    assert 0 <= r.accuracy <= 1 and r.objective < 1.0
+    assert r.accuracy > 0.35 and r.objective < 1.0      # seen 0.60; chance is 0.2
     assert r.latent.shape == (6, 25)
     o = oracle(D, 10.0)
     assert o["accuracy"] > 0.3 and o["converged"]       # chance is 0.2

@@ -1,0 +1,307 @@
+"""Which published results were measured before the last change to the code they measure?
+
+Run it before a release (and before quoting a figure)::
+
+    python bench/stale.py          # the results files cited by README.md and docs/
+    python bench/stale.py --all    # every file in bench/results/
+
+A results file is *cited* when README.md, a file of docs/ (``*.rst``, ``*.md``, ``*.py``, at
+any depth) or ``examples/*.py`` names it: ``bench/results/NAME.md`` (or any path ending in
+``results/NAME.ext``), or the bare ``NAME.ext`` of a file in bench/results/ (or of a bench
+script's results: ``walk_throughput.md`` for bench/walk_throughput.py, even if missing).
+
+Each cited file is read for its header (bench/_common.py writes it): the ``- command:`` line
+names the bench script, the ``- commit:`` line the commit it ran on, and a ``SIMD level``
+phrase the kernels' SIMD level. A figure or table without a header of its own (``.png``,
+``.csv``, ``.json``) takes the header of the results file that names it, else of the
+results file whose name is the longest prefix of its own (``scale_faiss_pareto.png``:
+``scale_faiss.md``).
+
+A file is **stale** when
+
+- ``git log COMMIT..HEAD -- <measured paths>`` lists a commit (the code it measures changed
+  after it ran; the measured paths of each script are in :data:`MEASURED` below, the whole
+  package but for docs-only files by default, plus the script itself), or
+- its header has no commit, or one this repository does not know (a typo, a rebased or
+  unpushed commit), or no SIMD level (or "not recorded"), or
+- it is cited but does not exist.
+
+A header's commit marked "(with uncommitted changes)" is checked as that commit: the
+uncommitted changes usually became the next commit, so if that one touched measured paths the
+file is reported stale, which is the honest answer (nobody knows which code ran).
+
+Exit status: 1 when any checked file is stale, 0 otherwise (2 on a usage error).
+"""
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: Files under gmmfast/ that change no measurement (never counted as a change).
+DOCS_ONLY = ("gmmfast/py.typed", "gmmfast/_version.py", "gmmfast/**/*.md", "gmmfast/**/*.rst",
+             "gmmfast/**/*.txt")
+
+#: What every measurement runs through: the core loop, validation, the kernels and their build.
+_BASE = ("gmmfast/__init__.py", "gmmfast/core.py", "gmmfast/_base.py", "gmmfast/_validation.py",
+         "gmmfast/_lazy.py", "gmmfast/_kernel_info.py", "gmmfast/latent.py", "gmmfast/_kernels/",
+         "setup.py")
+_CLUSTER = _BASE + ("gmmfast/cluster/", "gmmfast/metrics.py", "gmmfast/datasets/",
+                    "gmmfast/experiments/")
+#: The LS-SVM and scene models (discover_parts runs k-means, so the clustering code counts).
+_LSSVM = _BASE + ("gmmfast/lssvm/", "gmmfast/potts/", "gmmfast/cluster/", "gmmfast/metrics.py",
+                  "gmmfast/datasets/", "gmmfast/experiments/")
+_POTTS = _BASE + ("gmmfast/potts/", "gmmfast/datasets/")
+#: bench/_common.py's data (mixture) and timing (alternate) enter these scripts' figures.
+_COMMON = ("bench/_common.py",)
+
+#: Bench script (bench/NAME.py) -> the package paths its figures measure. The script itself is
+#: always added; a script not listed here measures DEFAULT_MEASURED.
+MEASURED: Dict[str, Tuple[str, ...]] = {
+    "d31_picture": _CLUSTER,
+    "dropin": _CLUSTER + _COMMON,
+    "equal_time": _CLUSTER,
+    "escape": _CLUSTER + _COMMON,
+    "eta_sweep": _CLUSTER,
+    "init": _CLUSTER + _COMMON,
+    "iterations": _CLUSTER,
+    "lloyd_iteration": _CLUSTER + _COMMON,
+    "memory": _CLUSTER,
+    "polish": _CLUSTER,
+    "scale": _CLUSTER + _COMMON,
+    "scale_dask": _CLUSTER + _COMMON,
+    "sweep": _CLUSTER,
+    "table1": _CLUSTER,
+    "walk_samplers": _CLUSTER,
+    "walk_steps": _CLUSTER,
+    "walk_throughput": _CLUSTER,
+    "lssvm_calibration": _LSSVM,
+    "lssvm_crammer_singer": _LSSVM + _COMMON,
+    "lssvm_inference": _LSSVM + _COMMON,
+    "lssvm_selection": _LSSVM,
+    "lssvm_table2": _LSSVM,
+    "potts_throughput": _POTTS + _COMMON,
+    "scenes_calibration": _LSSVM,
+    "scenes_iteration": _LSSVM + _COMMON,
+    "scenes_oracle": _LSSVM,
+    "scenes_selection": _LSSVM,
+    "scenes_table3": _LSSVM,
+}
+DEFAULT_MEASURED: Tuple[str, ...] = ("gmmfast/", "setup.py")
+
+#: Extensions of results files (a header is read from .md files only).
+RESULT_EXTS = ("md", "png", "svg", "pdf", "csv", "json")
+_EXT = "|".join(RESULT_EXTS)
+_PATH_CITE = re.compile(rf"(?:[\w.+-]+/)*results/([\w.+-]+\.(?:{_EXT}))(?![\w.+-])")
+_BARE_CITE = re.compile(rf"(?<![\w/.+-])([\w+-][\w.+-]*\.(?:{_EXT}))(?![\w.+-])")
+_COMMAND = re.compile(r"^- command:.*?\bbench/([\w-]+)\.py", re.M)
+_COMMIT = re.compile(r"^- commit:[ \t]*([^\n]*)$", re.M)
+_SIMD = re.compile(r"SIMD level[^:\n]*:\s*([^\n]*)")
+_SIMD_LEVEL = re.compile(r"(AVX-?512\w*|AVX2|AVX|SSE[\d.]*|NEON|SVE|portable|scalar|generic|"
+                         r"[0-2]\b)", re.I)
+
+
+@dataclass
+class Entry:
+    """One results file and the verdict on it."""
+    name: str                                    # file name in bench/results/
+    cited_by: List[str] = field(default_factory=list)
+    header_from: Optional[str] = None            # the .md whose header speaks for it
+    script: Optional[str] = None
+    commit: Optional[str] = None                 # as written in the header
+    dirty: bool = False
+    simd: Optional[str] = None
+    changes: List[str] = field(default_factory=list)   # commits since, touching measured paths
+    reasons: List[str] = field(default_factory=list)
+
+    @property
+    def stale(self) -> bool:
+        return bool(self.reasons)
+
+
+def git(root: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True)
+
+
+def citing_files(root: Path) -> List[Path]:
+    """README.md, docs/**/*.{rst,md,py} and examples/*.py, those that exist."""
+    out = [root / "README.md"] if (root / "README.md").is_file() else []
+    docs = root / "docs"
+    if docs.is_dir():
+        out += sorted(p for ext in ("rst", "md", "py") for p in docs.rglob(f"*.{ext}")
+                      if p.is_file())
+    examples = root / "examples"
+    if examples.is_dir():
+        out += sorted(p for p in examples.glob("*.py") if p.is_file())
+    return out
+
+
+def citations(root: Path) -> Dict[str, List[str]]:
+    """Results file name -> the files citing it (relative paths)."""
+    results = root / "bench" / "results"
+    scripts = {p.stem for p in (root / "bench").glob("*.py")}
+    cited: Dict[str, List[str]] = {}
+    for path in citing_files(root):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        rel = path.relative_to(root).as_posix()
+        names = set()
+        for m in _PATH_CITE.finditer(text):
+            name = m.group(1)
+            if not Path(name).stem.isupper():          # bench/results/NAME.md: a placeholder
+                names.add(name)
+        for m in _BARE_CITE.finditer(text):
+            name = m.group(1)
+            if (results / name).is_file() or Path(name).stem in scripts:
+                names.add(name)
+        for name in names:
+            cited.setdefault(name, []).append(rel)
+    return cited
+
+
+def header_source(results: Path, name: str) -> Optional[str]:
+    """The .md results file whose header speaks for ``name``."""
+    if name.endswith(".md"):
+        return name if (results / name).is_file() else None
+    mds = sorted(p.name for p in results.glob("*.md"))
+    naming = [md for md in mds if name in (results / md).read_text(errors="replace")]
+    stem = name.rsplit(".", 1)[0]
+    if not naming and "_" in stem:      # figure4_center.png among "figure4_top-left.png (and
+        family = stem.rsplit("_", 1)[0] + "_"          # _center, _random)"
+        naming = [md for md in mds if family in (results / md).read_text(errors="replace")]
+    if naming:      # the shortest name first: the main file rather than a variant's
+        return min(naming, key=lambda md: (len(md), md))
+    prefixes = [md for md in mds if stem.startswith(md[:-3])]
+    return max(prefixes, key=len) if prefixes else None
+
+
+def read_header(entry: Entry, results: Path) -> None:
+    text = (results / entry.header_from).read_text(encoding="utf-8", errors="replace")
+    m = _COMMAND.search(text)
+    entry.script = m.group(1) if m else None
+    m = _COMMIT.search(text)
+    if m:
+        raw = m.group(1).strip()
+        entry.dirty = "uncommitted" in raw or "dirty" in raw
+        word = raw.split()[0] if raw.split() else ""
+        word = word.removesuffix("-dirty")
+        entry.commit = word if re.fullmatch(r"[0-9a-fA-F]{4,40}", word) else (word or None)
+    levels = []
+    for m in _SIMD.finditer(text):
+        value = m.group(1).strip()
+        if value.lower().startswith("not recorded"):
+            continue
+        level = _SIMD_LEVEL.match(value)
+        if level:
+            levels.append(level.group(1))
+    entry.simd = levels[0] if levels else None
+
+
+def measured_paths(script: Optional[str]) -> List[str]:
+    paths = list(MEASURED.get(script, DEFAULT_MEASURED)) if script else list(DEFAULT_MEASURED)
+    if script:
+        paths.append(f"bench/{script}.py")
+    return paths + [f":(exclude,glob){p}" for p in DOCS_ONLY]
+
+
+def check_commit(entry: Entry, root: Path) -> None:
+    if not entry.commit:
+        entry.reasons.append("no commit in the header")
+        return
+    if not re.fullmatch(r"[0-9a-fA-F]{4,40}", entry.commit):
+        entry.reasons.append(f"the header's commit {entry.commit!r} is not a commit hash")
+        return
+    full = git(root, "rev-parse", "--verify", "--quiet", f"{entry.commit}^{{commit}}")
+    if full.returncode != 0:
+        entry.reasons.append(f"commit {entry.commit} unknown to this repository")
+        return
+    sha = full.stdout.strip()
+    paths = measured_paths(entry.script)
+    if git(root, "merge-base", "--is-ancestor", sha, "HEAD").returncode == 0:
+        log = git(root, "log", "--format=%h", f"{sha}..HEAD", "--", *paths)
+        entry.changes = log.stdout.split()
+        if entry.changes:
+            shown = " ".join(entry.changes[:3]) + (" ..." if len(entry.changes) > 3 else "")
+            entry.reasons.append(f"{len(entry.changes)} later commit(s) change what it "
+                                 f"measures: {shown}")
+    else:       # not in HEAD's history (a rebased branch): compare the measured trees
+        diff = git(root, "diff", "--name-only", sha, "HEAD", "--", *paths)
+        if diff.stdout.strip():
+            entry.reasons.append(f"commit {entry.commit} is not an ancestor of HEAD and the "
+                                 f"measured files differ: {', '.join(diff.stdout.split()[:3])}")
+    if entry.dirty and entry.reasons:
+        entry.reasons[-1] += " (and it ran with uncommitted changes)"
+
+
+def check(root: Path = ROOT, every: bool = False) -> List[Entry]:
+    """The verdict on every cited results file (every one in bench/results/ with ``every``)."""
+    root = Path(root)
+    results = root / "bench" / "results"
+    cited = citations(root)
+    names = set(cited)
+    if every and results.is_dir():
+        names |= {p.name for p in results.iterdir()
+                  if p.is_file() and p.suffix.lstrip(".") in RESULT_EXTS}
+    entries = []
+    for name in sorted(names):
+        entry = Entry(name, sorted(set(cited.get(name, []))))
+        entries.append(entry)
+        if not (results / name).is_file():
+            entry.reasons.append("cited but not in bench/results/")
+            continue
+        entry.header_from = header_source(results, name)
+        if entry.header_from is None:
+            entry.reasons.append("no results file with a header names it")
+            continue
+        read_header(entry, results)
+        check_commit(entry, root)
+        if entry.simd is None:
+            entry.reasons.append("no SIMD level in the header")
+    return entries
+
+
+def table(entries: Sequence[Entry], verbose: bool = False) -> str:
+    rows = [("results file", "status", "commit", "SIMD", "script", "cited by", "why")]
+    for e in entries:
+        commit = (e.commit or "-") + ("*" if e.dirty else "")
+        why = "; ".join(e.reasons) or "nothing it measures changed since"
+        if verbose and e.changes:
+            why += f" [all: {' '.join(e.changes)}]"
+        if e.header_from and e.header_from != e.name:
+            why += f" (header of {e.header_from})"
+        rows.append((e.name, "STALE" if e.stale else "fresh", commit, e.simd or "-",
+                     e.script or "-", ", ".join(e.cited_by) or "-", why))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r[:-1], widths)) + "  " + r[-1] for r in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths) + "  " + "-" * 3)
+    return "\n".join(lines)
+
+
+def main(argv: Optional[Iterable[str]] = None) -> int:
+    parser = argparse.ArgumentParser(
+        description="Report which results files cited by README.md and docs/ were measured "
+                    "before the last change to the code they measure.")
+    parser.add_argument("--all", action="store_true",
+                        help="check every file in bench/results/, not only the cited ones")
+    parser.add_argument("--root", type=Path, default=ROOT,
+                        help="the repository (default: the one holding this script)")
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="list every later commit, not only the first three")
+    args = parser.parse_args(None if argv is None else list(argv))
+    if git(args.root, "rev-parse", "--verify", "--quiet", "HEAD").returncode != 0:
+        parser.error(f"--root {args.root}: not a git repository with a commit")
+    entries = check(args.root, args.all)
+    print(table(entries, args.verbose))
+    stale = sum(e.stale for e in entries)
+    print(f"\n{len(entries)} results file(s) checked ({'all' if args.all else 'cited'}), "
+          f"{stale} stale. '*': measured with uncommitted changes.")
+    return 1 if stale else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

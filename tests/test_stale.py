@@ -1,0 +1,209 @@
+"""bench/stale.py on a tiny temporary git repository: fresh and stale results files."""
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+
+
+@pytest.fixture(scope="module")
+def stale():
+    spec = importlib.util.spec_from_file_location("bench_stale", ROOT / "bench" / "stale.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module                  # dataclasses look their module up
+    try:
+        spec.loader.exec_module(module)
+        yield module
+    finally:
+        sys.modules.pop(spec.name, None)
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True,
+                          text=True).stdout.strip()
+
+
+def commit(repo: Path, message: str) -> str:
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", message)
+    return git(repo, "rev-parse", "--short", "HEAD")
+
+
+def header(commit_line: str = "", simd: str = "AVX2", script: str = "table1") -> str:
+    lines = ["# a table", "", f"- command: `python bench/{script}.py --seeds 3`",
+             "- date: 2026-11-27T00:00:00"]
+    if commit_line:
+        lines.append(f"- commit: {commit_line}")
+    machine = "- machine: AMD EPYC, 2 cores, Linux"
+    if simd:
+        machine += f"; SIMD level of the kernels: {simd}"
+    lines += [machine, "", "| a | b |", "|---|---|", "| 1 | 2 |", ""]
+    return "\n".join(lines)
+
+
+@pytest.fixture
+def repo(tmp_path):
+    """A package, two bench scripts and README citing one results file; one commit."""
+    r = tmp_path / "repo"
+    for path, text in {
+        "gmmfast/__init__.py": "",
+        "gmmfast/cluster/_fit.py": "x = 1\n",
+        "gmmfast/lssvm/_learner.py": "y = 1\n",
+        "gmmfast/py.typed": "",
+        "bench/_common.py": "",
+        "bench/table1.py": "print('table 1')\n",
+        "bench/walk_throughput.py": "",
+        "README.md": "Table 1 (`bench/results/table1.md`); how: bench/results/NAME.md.\n",
+    }.items():
+        (r / path).parent.mkdir(parents=True, exist_ok=True)
+        (r / path).write_text(text)
+    git(r, "init", "-q")
+    git(r, "config", "user.email", "t@example.com")
+    git(r, "config", "user.name", "t")
+    git(r, "config", "commit.gpgsign", "false")
+    commit(r, "code")
+    return r
+
+
+def write_results(repo: Path, name: str, text: str) -> None:
+    path = repo / "bench" / "results" / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def verdicts(stale, repo, every=False):
+    return {e.name: e for e in stale.check(repo, every)}
+
+
+def test_fresh_then_stale_after_a_change_to_measured_code(stale, repo, capsys):
+    c = git(repo, "rev-parse", "--short", "HEAD")
+    write_results(repo, "table1.md", header(c))
+    commit(repo, "results")                        # results and README: not measured code
+    e = verdicts(stale, repo)["table1.md"]
+    assert not e.stale and e.script == "table1" and e.simd == "AVX2" and e.commit == c
+    assert e.cited_by == ["README.md"]
+    assert stale.main(["--root", str(repo)]) == 0
+    out = capsys.readouterr().out
+    assert "table1.md" in out and "fresh" in out and "STALE" not in out
+    # neither a docs-only file nor code another bench script measures makes it stale
+    (repo / "gmmfast" / "py.typed").write_text("partial\n")
+    (repo / "gmmfast" / "lssvm" / "_learner.py").write_text("y = 2\n")
+    commit(repo, "docs-only and LS-SVM")
+    assert not verdicts(stale, repo)["table1.md"].stale
+    # a change to the clustering code does
+    (repo / "gmmfast" / "cluster" / "_fit.py").write_text("x = 2\n")
+    change = commit(repo, "change k-means")
+    e = verdicts(stale, repo)["table1.md"]
+    assert e.stale and e.changes == [change]
+    assert change in e.reasons[0] and "later commit" in e.reasons[0]
+    assert stale.main(["--root", str(repo)]) == 1
+    out = capsys.readouterr().out
+    assert "STALE" in out and change in out
+
+
+def test_a_change_to_the_script_itself_makes_it_stale(stale, repo):
+    write_results(repo, "table1.md", header(git(repo, "rev-parse", "--short", "HEAD")))
+    commit(repo, "results")
+    (repo / "bench" / "table1.py").write_text("print('table 1, new')\n")
+    commit(repo, "new script")
+    assert verdicts(stale, repo)["table1.md"].stale
+
+
+@pytest.mark.parametrize("commit_line, reason", [
+    ("", "no commit"),
+    ("deadbee", "commit deadbee unknown"),
+    ("unknown", "commit 'unknown' is not a commit hash"),
+])
+def test_missing_or_unknown_commit_is_stale(stale, repo, commit_line, reason):
+    write_results(repo, "table1.md", header(commit_line))
+    commit(repo, "results")
+    e = verdicts(stale, repo)["table1.md"]
+    assert e.stale and any(reason in r for r in e.reasons), e.reasons
+    assert stale.main(["--root", str(repo)]) == 1
+
+
+@pytest.mark.parametrize("simd", ["", "not recorded by this run (an earlier machine)"])
+def test_missing_simd_level_is_stale(stale, repo, simd):
+    write_results(repo, "table1.md", header(git(repo, "rev-parse", "--short", "HEAD"), simd))
+    commit(repo, "results")
+    e = verdicts(stale, repo)["table1.md"]
+    assert e.stale and e.reasons == ["no SIMD level in the header"]
+    assert stale.main(["--root", str(repo)]) == 1
+
+
+def test_dirty_commit_is_read_as_its_commit(stale, repo):
+    c = git(repo, "rev-parse", "--short", "HEAD")
+    write_results(repo, "table1.md", header(f"{c} (with uncommitted changes)", "AVX-512"))
+    commit(repo, "results")
+    e = verdicts(stale, repo)["table1.md"]
+    assert not e.stale and e.dirty and e.commit == c and e.simd == "AVX-512"
+    (repo / "gmmfast" / "cluster" / "_fit.py").write_text("x = 3\n")
+    commit(repo, "change")
+    e = verdicts(stale, repo)["table1.md"]
+    assert e.stale and "uncommitted" in e.reasons[0]
+
+
+def test_cited_but_missing_and_bare_names(stale, repo):
+    (repo / "README.md").write_text("See `walk_throughput.md` and results/gone.md; "
+                                    "CHANGELOG.md is no results file.\n")
+    commit(repo, "readme")
+    v = verdicts(stale, repo)
+    assert set(v) == {"walk_throughput.md", "gone.md"}        # the bare name of a bench script
+    assert all(e.stale and e.reasons == ["cited but not in bench/results/"] for e in v.values())
+
+
+def test_docs_and_examples_cite_too_and_all_checks_every_file(stale, repo):
+    c = git(repo, "rev-parse", "--short", "HEAD")
+    write_results(repo, "table1.md", header(c) + "\nFigure: `table1_objective.png`.\n")
+    write_results(repo, "table1_objective.png", "not really a png")
+    write_results(repo, "walk_throughput.md", header(c, script="walk_throughput"))
+    write_results(repo, "uncited.md", header(c))
+    (repo / "README.md").write_text("no citation here\n")
+    (repo / "docs" / "guide").mkdir(parents=True)
+    (repo / "docs" / "guide" / "kmeans.rst").write_text(
+        ".. image:: ../../bench/results/table1_objective.png\n")
+    (repo / "docs" / "notes.txt").write_text("bench/results/uncited.md\n")   # not a docs source
+    (repo / "examples").mkdir()
+    (repo / "examples" / "speed.py").write_text("# walk_throughput.md: proposals per second\n")
+    commit(repo, "docs")
+    v = verdicts(stale, repo)
+    assert set(v) == {"table1_objective.png", "walk_throughput.md"}
+    assert v["table1_objective.png"].cited_by == ["docs/guide/kmeans.rst"]
+    assert v["table1_objective.png"].header_from == "table1.md"   # the file naming the figure
+    assert v["walk_throughput.md"].cited_by == ["examples/speed.py"]
+    assert not any(e.stale for e in v.values())
+    every = verdicts(stale, repo, every=True)
+    assert set(every) == {"table1.md", "table1_objective.png", "walk_throughput.md",
+                          "uncited.md"}
+    assert every["uncited.md"].cited_by == [] and not every["uncited.md"].stale
+
+
+def test_unknown_script_measures_the_whole_package(stale, repo):
+    write_results(repo, "other.md", header(git(repo, "rev-parse", "--short", "HEAD"),
+                                           script="brand_new"))
+    (repo / "README.md").write_text("bench/results/other.md\n")
+    commit(repo, "results")
+    (repo / "gmmfast" / "py.typed").write_text("partial\n")      # docs-only: never counts
+    commit(repo, "typing marker")
+    assert not verdicts(stale, repo)["other.md"].stale
+    (repo / "gmmfast" / "lssvm" / "_learner.py").write_text("y = 3\n")
+    commit(repo, "any package change")
+    e = verdicts(stale, repo)["other.md"]
+    assert e.script == "brand_new" and e.stale
+
+
+def test_measured_table_names_existing_scripts_and_paths(stale):
+    """The table speaks of this repository: every key a bench script, every path present (a
+    script missing from it is checked against the whole package)."""
+    for script, paths in stale.MEASURED.items():
+        assert (ROOT / "bench" / f"{script}.py").is_file(), script
+        for p in paths:
+            assert (ROOT / p).exists(), (script, p)
