@@ -12,8 +12,8 @@ from pathlib import Path
 
 DOCS = Path(__file__).resolve().parent
 ROOT = DOCS.parent
-sys.path.insert(0, str(ROOT))          # the worktree's gmmfast when it is not installed
-
+# gmmfast as installed (the wheel in CI, or `pip install -e .` while developing): never the
+# source tree by path, whose kernels are not built in a fresh clone.
 import gmmfast  # noqa: E402
 
 # The gallery and autodoc import gmmfast many times; one thread keeps the build polite on
