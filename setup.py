@@ -2,8 +2,9 @@
 
 Compiled with -O3 and OpenMP where the compiler supports ``-fopenmp``; without
 OpenMP the build still succeeds and the kernels run single-threaded. The extensions are
-compiled in parallel, one per available core (setuptools compiles them one after another
-unless told; ``GMMFAST_BUILD_JOBS`` or ``build_ext --parallel N`` overrides).
+translated (Cython, on Linux) and compiled in parallel, one job per available core
+(setuptools compiles them one after another unless told; ``GMMFAST_BUILD_JOBS`` or
+``build_ext --parallel N`` overrides).
 """
 import glob
 import os
@@ -77,6 +78,9 @@ setup(
     cmdclass={"build_ext": ParallelBuildExt},
     ext_modules=cythonize(
         extensions,
+        # Cython's translation of the .pyx files is serial too unless told; its pool forks,
+        # so only where fork is the default start method (Linux): elsewhere, one process
+        nthreads=_build_jobs() if sys.platform.startswith("linux") else 0,
         compiler_directives={
             "language_level": 3,
             "boundscheck": False,
