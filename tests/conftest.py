@@ -11,6 +11,17 @@ settings.load_profile("deterministic")
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def pytest_report_header(config):
+    """Which gmmfast the suite tests: the installed wheel (CI: README's test command) or the
+    source tree built in place (a developer's editable install)."""
+    import gmmfast
+    where = Path(gmmfast.__file__).resolve().parent
+    kind = "source tree of this clone" if where == ROOT / "gmmfast" else "installed"
+    info = gmmfast.kernel_info()
+    return (f"gmmfast {gmmfast.__version__} from {where} ({kind}); kernels: {info['simd']}, "
+            f"{info['openmp_max_threads']} OpenMP threads")
+
+
 def shared_data_dir() -> Path:
     """The project's benchmark data: $GMMFAST_SHARED_DATA, else ../shared/data next to the
     repository, else the workplace's /work/shared/data."""

@@ -113,6 +113,14 @@ def test_cluster_verbose_prints_one_line_per_iteration_and_no_bar(tmp_path, caps
     n_iter = int(re.search(r"; (\d+) iterations, ", out).group(1))
     assert len(lines) == n_iter > 0                     # as its help says: one per iteration
     assert "\r" not in out + err and "it/s" not in out + err      # and no progress bar
+    # and nothing else but one line per phase and the report: for k = 5 a handful of lines
+    # beyond the iterations, not a line per escape step or a bar redrawn per pass
+    others = [line for line in out.splitlines() if not line.startswith("  iteration ")]
+    phases = [line for line in others
+              if line.startswith(("G-MM k-means run 1/1: initialisation", "  escapes: ",
+                                  "  finer level: "))]
+    assert len(phases) == 3, others              # one run: its seeding, escapes, the polish
+    assert len(others) == len(phases) + 3, others   # + the report's three lines
     assert "No progress bar" in cluster_help(capsys)
 
 
