@@ -44,6 +44,9 @@ def test_readme_bash_blocks_are_what_ci_runs():
     assert "pip wheel --no-deps -w dist ." in tests
     assert re.search(r"pip install \"\$\(ls dist/gmmfast-\*\.whl\)\[test[,\w]*\]\"", tests)
     assert "pytest" in tests and "python -m pytest" not in tests    # -m would add the cwd
+    # ...and the documentation built with warnings as errors (the docs extra installed)
+    assert re.search(r"\[test[,\w]*docs[,\w]*\]", tests)
+    assert "python -m sphinx -W --keep-going -b html docs docs/_build/html" in tests
 
 
 def test_fenced_blocks_reads_what_ci_reads():
