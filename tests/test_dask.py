@@ -84,6 +84,9 @@ def test_defaults_within_one_percent_of_memory(client, seed):
     X = mixture(n=8000, d=4, m=30, seed=seed)
     mem, dsk = fitted_pair(X, 1500, n_clusters=20, random_state=seed)
     assert abs(dsk.inertia_ - mem.inertia_) <= 0.01 * mem.inertia_
+    # small data: the same seeding restarts on the gathered rows as in memory
+    assert dsk.restarts_ is not None and mem.restarts_ is not None
+    np.testing.assert_array_equal(dsk.restarts_.objectives, mem.restarts_.objectives)
     assert dsk.history_.invariant_violations() == []
     assert (dsk.history_.bound_at_previous <= dsk.history_.threshold).all()
     # both end with Lloyd's passes on the same rows (the polish of the default selection)
@@ -323,3 +326,11 @@ def test_coarse_to_fine_on_dask_is_the_in_memory_fit(client):
     assert dsk.inertia_ == pytest.approx(mem.inertia_, rel=1e-9)
     np.testing.assert_array_equal(dsk.labels_.compute(), mem.labels_)
     assert all(lv.history.invariant_violations() == [] for lv in dsk.levels_)
+
+
+def test_explicit_restarts_refuse_to_gather_a_large_dask_array():
+    """restarts=int gathers every row to the driver: refused above 256 MiB, before any work
+    (the array below is never computed)."""
+    X = da.zeros((1 << 25, 2), chunks=(1 << 22, 2))
+    with pytest.raises(ValueError, match="restarts=5 on a dask array gathers"):
+        GMMKMeans(4, restarts=5).fit(X)

@@ -190,7 +190,8 @@ class GMMParams:
     def restarts_apply(self) -> bool:
         """Whether the seeding may be restarts (:func:`~gmmfast.cluster._init.
         restart_centers`): the default search (merge-split, eta < 1) seeded by k-means++."""
-        return (self.restarts != 0 and self.polishes and isinstance(self.init, str)
+        return (self.restarts != 0 and isinstance(self.core_selection, str)
+                and self.core_selection == "merge-split" and isinstance(self.init, str)
                 and self.init == "k-means++")
 
     @property

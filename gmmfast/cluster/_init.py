@@ -298,6 +298,15 @@ class Restarts:
     best: int
 
 
+def restarts_fit(n: int, k: int, d: int, runs: Any, work: float = RESTART_WORK) -> bool:
+    """Whether ``runs`` seeding restarts (an int, or "auto") go ahead on n rows, k centers, d
+    features: an int always; "auto" when two runs fit in ``work`` products (each estimated
+    at _RESTART_PASSES passes and its seeding's 2 + log k)."""
+    if runs != "auto":
+        return int(runs) > 0
+    return float(n) * k * d * (2 + int(math.log(k)) + _RESTART_PASSES) * 2 <= work
+
+
 def restart_centers(X: np.ndarray, sw: np.ndarray, k: int, runs: Any,
                     rng: np.random.Generator, n_threads: int,
                     work: float = RESTART_WORK) -> Optional[Tuple[np.ndarray, Restarts]]:
@@ -309,7 +318,7 @@ def restart_centers(X: np.ndarray, sw: np.ndarray, k: int, runs: Any,
     n, d = X.shape
     trials = 2 + int(math.log(k))
     unit = float(n) * k * d
-    if runs == "auto" and unit * (trials + _RESTART_PASSES) * 2 > work:
+    if not restarts_fit(n, k, d, runs, work):
         return None
     seed = draw_seed(rng)
     total = MAX_RESTARTS if runs == "auto" else int(runs)
