@@ -277,9 +277,11 @@ def check_init(init: Any, k: int, d: int, dtype: np.dtype) -> Any:
 
 
 #: Work (row-center-feature products, passes x n x k x d) the seeding restarts may spend
-#: with ``restarts="auto"``: about 0.05 s on one core. A problem where two runs would cost
+#: with ``restarts="auto"``: about 0.1-0.3 s on one core. Measured (bench/sweep.py, AMD
+#: Zen 4): 5e7 left cancer-std k=6, digits-std k=10 and D31 k=31 above equal-time restarts
+#: (+5e-5, +1e-3, +4e-6); 2e8 wins or ties them. A problem where two runs would cost
 #: more gets none (large data: G-MM and its escapes use the time better).
-RESTART_WORK = 5e7
+RESTART_WORK = 2e8
 #: At most this many restarts, however small the problem.
 MAX_RESTARTS = 1000
 #: Lloyd's passes a restart's work is first estimated at (before its first run).
