@@ -833,14 +833,15 @@ def test_seeding_restarts_only_where_they_apply():
     assert GMMKMeans(50, random_state=0, max_iter=3, patience=0).fit(big).restarts_ is None
 
 
+@pytest.mark.parametrize("d", [2, 20])          # direct distances; dgemm from 16 features
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_restarts_kernel_is_independent_of_threads_and_validates(dtype):
+def test_restarts_kernel_is_independent_of_threads_and_validates(dtype, d):
     from gmmfast._kernels._restarts import lloyd_restarts
-    X = blobs(2000, 5, seed=1)[0].astype(dtype)
+    X = blobs(2000, 5, d=d, seed=1, spread=3.0)[0].astype(dtype)
     sw = np.ones(X.shape[0], dtype=dtype)
     out = []
     for threads in (1, 2, 3):
-        C = np.empty((5, 2), dtype=dtype)
+        C = np.empty((5, d), dtype=dtype)
         obj, it = np.empty(40), np.empty(40, dtype=np.intc)
         best = lloyd_restarts(X, sw, 5, 11, 0, 40, 3, 300, C, obj, it, threads)
         out.append((best, C, obj, it))
@@ -858,7 +859,7 @@ def test_restarts_kernel_is_independent_of_threads_and_validates(dtype):
                                rtol=1e-5 if dtype == np.float32 else 1e-10)
     # a later batch continues the same streams: runs 10..39 alone give the same results
     obj2, it2 = np.empty(30), np.empty(30, dtype=np.intc)
-    lloyd_restarts(X, sw, 5, 11, 10, 30, 3, 300, np.empty((5, 2), dtype=dtype), obj2, it2, 2)
+    lloyd_restarts(X, sw, 5, 11, 10, 30, 3, 300, np.empty((5, d), dtype=dtype), obj2, it2, 2)
     np.testing.assert_array_equal(obj2, obj[10:])
     with pytest.raises(ValueError, match="k must be"):
         lloyd_restarts(X, sw, 0, 11, 0, 1, 3, 300, C, obj[:1], it[:1], 1)

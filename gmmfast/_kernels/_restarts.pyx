@@ -11,6 +11,7 @@ from cython.parallel cimport parallel, prange, threadid
 from libc.math cimport INFINITY, sqrt
 from libc.stdint cimport int64_t, uint64_t
 from libc.string cimport memcpy, memset
+from scipy.linalg.cython_blas cimport dgemm
 
 import numpy as np
 
@@ -19,6 +20,12 @@ from ._common cimport (check_interrupt, floating, gmm_rng_stream, gmm_rng_unifor
 
 #: Flops below which another thread is not worth waking (as the other kernels).
 cdef double _GRAIN = 2e5
+#: Features from which a pass's nearest-center searches run as dgemm (a few rows at once).
+cdef Py_ssize_t _GEMM_MIN_D = 16
+#: Rows per dgemm.
+cdef Py_ssize_t _BLOCK = 128
+#: Relative rounding of csq_j - 2 x.c_j + ||x||^2 allowed for in a lower bound.
+cdef double _ROUNDING = 1e-10
 
 
 cdef Py_ssize_t _draw(const floating* sw, const double* closest, Py_ssize_t n, double pot,
@@ -36,15 +43,20 @@ cdef Py_ssize_t _draw(const floating* sw, const double* closest, Py_ssize_t n, d
     return last if last >= 0 else n - 1
 
 
-cdef double _seed(const floating* X, const floating* sw, Py_ssize_t n, Py_ssize_t d,
-                  Py_ssize_t k, int n_trials, double total_weight, uint64_t* state,
-                  floating* C, double* closest, double* trial, double* keep) noexcept nogil:
-    """Greedy k-means++ (each new center the best of n_trials draws by the potential it
-    leaves) into C; returns nothing useful but fills closest (squared distance of each row
-    to its nearest center). trial and keep are scratch rows of n doubles."""
-    cdef Py_ssize_t i, c, t, r, best_r
-    cdef double pot, new_pot, best_pot, dist
-    cdef double* tmp
+cdef void _seed(const floating* X, const floating* sw, Py_ssize_t n, Py_ssize_t d,
+                Py_ssize_t k, int n_trials, double total_weight, uint64_t* state,
+                floating* C, double* closest, double* trial, const double* xsq,
+                double* CT, double* csq, double* xbuf, double* S, int64_t* cand) noexcept nogil:
+    """Greedy k-means++ into C: each new center the best of n_trials rows drawn with
+    probability sw_i closest_i / potential, by the potential it leaves; closest_i ends as
+    the squared distance of row i to its nearest center; trial holds n_trials potentials.
+    With CT (d >= _GEMM_MIN_D) the candidates' distances come from one dgemm per
+    block of _BLOCK rows (||x||^2 + ||c||^2 - 2 x.c, at least 0), else directly."""
+    cdef Py_ssize_t i, c, t, r, best_t, q0, B, b, f
+    cdef double pot, best_pot, dist
+    cdef int M_ = n_trials, N_, K_ = <int>d
+    cdef double one = 1.0, zero = 0.0
+    cdef char tn = b'N'
     r = _draw(sw, NULL, n, total_weight, state)
     memcpy(C, X + r * d, d * sizeof(floating))
     pot = 0.0
@@ -52,24 +64,52 @@ cdef double _seed(const floating* X, const floating* sw, Py_ssize_t n, Py_ssize_
         closest[i] = sqdist(X + i * d, C, d)
         pot = pot + sw[i] * closest[i]
     for c in range(1, k):
-        best_pot = INFINITY
-        best_r = 0
         for t in range(n_trials):
-            r = _draw(sw, closest, n, pot, state)
-            new_pot = 0.0
-            for i in range(n):
-                dist = sqdist(X + i * d, X + r * d, d)
-                trial[i] = dist if dist < closest[i] else closest[i]
-                new_pot = new_pot + sw[i] * trial[i]
-            if new_pot < best_pot:
-                best_pot, best_r = new_pot, r
-                tmp = keep
-                keep = trial
-                trial = tmp
-        memcpy(C + c * d, X + best_r * d, d * sizeof(floating))
-        memcpy(closest, keep, n * sizeof(double))
-        pot = best_pot
-    return pot
+            cand[t] = _draw(sw, closest, n, pot, state)
+        best_pot = INFINITY
+        best_t = 0
+        if CT == NULL:
+            for t in range(n_trials):
+                r = cand[t]
+                pot = 0.0
+                for i in range(n):
+                    dist = sqdist(X + i * d, X + r * d, d)
+                    pot = pot + sw[i] * (dist if dist < closest[i] else closest[i])
+                if pot < best_pot:
+                    best_pot, best_t = pot, t
+        else:
+            for t in range(n_trials):
+                csq[t] = xsq[cand[t]]
+                trial[t] = 0.0
+                for f in range(d):
+                    CT[f * n_trials + t] = <double>X[cand[t] * d + f]
+            q0 = 0
+            while q0 < n:
+                B = _BLOCK if n - q0 > _BLOCK else n - q0
+                for b in range(B):
+                    for f in range(d):
+                        xbuf[b * d + f] = <double>X[(q0 + b) * d + f]
+                N_ = <int>B
+                dgemm(&tn, &tn, &M_, &N_, &K_, &one, CT, &M_, xbuf, &K_, &zero, S, &M_)
+                for b in range(B):
+                    i = q0 + b
+                    for t in range(n_trials):
+                        dist = xsq[i] + csq[t] - 2.0 * S[b * n_trials + t]
+                        if dist < 0:
+                            dist = 0.0
+                        trial[t] = trial[t] + sw[i] * (dist if dist < closest[i] else closest[i])
+                q0 = q0 + B
+            for t in range(n_trials):
+                if trial[t] < best_pot:
+                    best_pot, best_t = trial[t], t
+        r = cand[best_t]
+        memcpy(C + c * d, X + r * d, d * sizeof(floating))
+        pot = 0.0
+        for i in range(n):
+            dist = sqdist(X + i * d, X + r * d, d)
+            if dist < closest[i]:
+                closest[i] = dist
+            pot = pot + sw[i] * closest[i]
 
 
 cdef void _nearest2(const floating* x, const floating* C, Py_ssize_t k, Py_ssize_t d,
@@ -91,26 +131,96 @@ cdef void _nearest2(const floating* x, const floating* C, Py_ssize_t k, Py_ssize
             d2[0] = dist
 
 
+cdef void _search(const floating* X, const int64_t* todo, Py_ssize_t m, Py_ssize_t d,
+                  Py_ssize_t k, const floating* C, const double* CT, const double* csq,
+                  double maxcsq, const double* xsq, double* xbuf, double* S, int* lab,
+                  double* up, double* lo) noexcept nogil:
+    """Rows todo[0..m): the nearest center lab[q], up[q] the exact distance to it and lo[q]
+    a lower bound on the distance to every other center. With CT (d >= _GEMM_MIN_D: C^T,
+    d x k, and csq = ||c_j||^2) by csq_j - 2 x.c_j, one dgemm per block of _BLOCK rows
+    (rounding allowed for in lo); else by direct distances."""
+    cdef Py_ssize_t q0, B, b, f, j, i, jb
+    cdef double v, best, second, t
+    cdef int M_ = <int>k, N_, K_ = <int>d
+    cdef double one = 1.0, zero = 0.0
+    cdef char tn = b'N'
+    if CT == NULL:
+        for b in range(m):
+            i = todo[b]
+            _nearest2(X + i * d, C, k, d, &jb, &best, &second)
+            lab[b] = <int>jb
+            up[b] = sqrt(best)
+            lo[b] = sqrt(second)
+        return
+    q0 = 0
+    while q0 < m:
+        B = _BLOCK if m - q0 > _BLOCK else m - q0
+        for b in range(B):
+            i = todo[q0 + b]
+            for f in range(d):
+                xbuf[b * d + f] = <double>X[i * d + f]
+        N_ = <int>B
+        dgemm(&tn, &tn, &M_, &N_, &K_, &one, <double*>CT, &M_, xbuf, &K_, &zero, S, &M_)
+        for b in range(B):
+            best = INFINITY
+            second = INFINITY
+            jb = 0
+            for j in range(k):
+                v = csq[j] - 2.0 * S[b * k + j]
+                if v < best:
+                    second = best
+                    best = v
+                    jb = j
+                elif v < second:
+                    second = v
+            i = todo[q0 + b]
+            lab[q0 + b] = <int>jb
+            up[q0 + b] = sqrt(sqdist(X + i * d, C + jb * d, d))
+            t = second + xsq[i] - _ROUNDING * (xsq[i] + maxcsq)
+            lo[q0 + b] = sqrt(t) if t > 0 else 0.0
+        q0 = q0 + B
+
+
+cdef double _layout(const floating* C, Py_ssize_t k, Py_ssize_t d, double* CT,
+                    double* csq) noexcept nogil:
+    """CT = C^T (d x k) and csq_j = ||c_j||^2; returns max_j csq_j."""
+    cdef Py_ssize_t j, f
+    cdef double big = 0.0
+    for j in range(k):
+        csq[j] = 0.0
+        for f in range(d):
+            CT[f * k + j] = <double>C[j * d + f]
+            csq[j] = csq[j] + <double>C[j * d + f] * <double>C[j * d + f]
+        if csq[j] > big:
+            big = csq[j]
+    return big
+
+
 cdef double _lloyd(const floating* X, const floating* sw, Py_ssize_t n, Py_ssize_t d,
                    Py_ssize_t k, int max_iter, floating* C, floating* C_old, double* sums,
                    double* wsum, double* shift, double* half_gap, int* labels, double* upper,
-                   double* lower, int* n_iter) noexcept nogil:
+                   double* lower, int* n_iter, const double* xsq, double* CT, double* csq,
+                   double* xbuf, double* S, int64_t* todo, int* lab, double* up,
+                   double* lo) noexcept nogil:
     """Lloyd's iterations from C until no label changes (or max_iter passes), with
     Hamerly's bounds (an upper bound on each row's distance to its center, a lower bound on
-    the others: a row is searched only when they cross) and cluster sums kept up to date
-    by the rows that move. Returns sum_i sw_i ||x_i - c_{l_i}||^2 at the returned C,
-    summed afresh over the rows; C is the mean of its cluster (or kept where the
-    cluster is empty)."""
-    cdef Py_ssize_t i, j, q, f, it, a, far = 0
+    the others: a row is searched only when they cross; the searches of a pass are
+    batched, see _search) and cluster sums kept up to date by the rows that move. Returns
+    sum_i sw_i ||x_i - c_{l_i}||^2 at the returned C, summed afresh over the rows; C is the
+    mean of its cluster (or kept where the cluster is empty). CT is NULL for direct
+    distances."""
+    cdef Py_ssize_t i, j, q, f, it, a, m, far = 0
     cdef Py_ssize_t changed = 1
-    cdef double d1, d2, dist, z, big, second, w, sse
+    cdef double dist, z, big, second, w, sse, maxcsq = 0.0
     memset(sums, 0, k * d * sizeof(double))
     memset(wsum, 0, k * sizeof(double))
     for i in range(n):
-        _nearest2(X + i * d, C, k, d, &a, &d1, &d2)
-        labels[i] = <int>a
-        upper[i] = sqrt(d1)
-        lower[i] = sqrt(d2)
+        todo[i] = i
+    if CT != NULL:
+        maxcsq = _layout(C, k, d, CT, csq)
+    _search(X, todo, n, d, k, C, CT, csq, maxcsq, xsq, xbuf, S, labels, upper, lower)
+    for i in range(n):
+        a = labels[i]
         wsum[a] = wsum[a] + sw[i]
         for f in range(d):
             sums[a * d + f] = sums[a * d + f] + sw[i] * X[i * d + f]
@@ -139,7 +249,7 @@ cdef double _lloyd(const floating* X, const floating* sw, Py_ssize_t n, Py_ssize
                     half_gap[j] = dist
                 if dist < half_gap[q]:
                     half_gap[q] = dist
-        changed = 0
+        m = 0
         for i in range(n):
             a = labels[i]
             upper[i] = upper[i] + shift[a]
@@ -150,9 +260,18 @@ cdef double _lloyd(const floating* X, const floating* sw, Py_ssize_t n, Py_ssize
             upper[i] = sqrt(sqdist(X + i * d, C + a * d, d))
             if upper[i] <= z:
                 continue
-            _nearest2(X + i * d, C, k, d, &j, &d1, &d2)
-            upper[i] = sqrt(d1)
-            lower[i] = sqrt(d2)
+            todo[m] = i
+            m = m + 1
+        if CT != NULL and m > 0:
+            maxcsq = _layout(C, k, d, CT, csq)
+        _search(X, todo, m, d, k, C, CT, csq, maxcsq, xsq, xbuf, S, lab, up, lo)
+        changed = 0
+        for q in range(m):
+            i = todo[q]
+            j = lab[q]
+            a = labels[i]
+            upper[i] = up[q]
+            lower[i] = lo[q]
             if j != a:
                 changed = changed + 1
                 labels[i] = <int>j
@@ -216,8 +335,21 @@ def lloyd_restarts(const floating[:, ::1] X, const floating[::1] sample_weight, 
     cdef double[:, ::1] wsum = np.empty((T, k))
     cdef double[:, ::1] shift = np.empty((T, k))
     cdef double[:, ::1] half_gap = np.empty((T, k))
-    cdef double[:, :, ::1] rows = np.empty((T, 3, n))
+    cdef double[:, :, ::1] rows = np.empty((T, 3, n))     # closest; upper, lower bounds
     cdef int[:, ::1] labels = np.empty((T, n), dtype=np.intc)
+    cdef bint gemm = d >= _GEMM_MIN_D
+    cdef double[::1] xsq = np.einsum("ij,ij->i", np.asarray(X, dtype=np.float64),
+                                     np.asarray(X, dtype=np.float64)) if gemm else np.empty(1)
+    cdef Py_ssize_t wide = max(k, n_trials)
+    cdef double[:, ::1] CT = np.empty((T, d * wide if gemm else 1))
+    cdef double[:, ::1] csq = np.empty((T, wide))
+    cdef double[:, ::1] xbuf = np.empty((T, _BLOCK * d if gemm else 1))
+    cdef double[:, ::1] S = np.empty((T, _BLOCK * wide if gemm else 1))
+    cdef int64_t[:, ::1] cand = np.empty((T, n_trials), dtype=np.int64)
+    cdef double[:, ::1] cand_pot = np.empty((T, n_trials))
+    cdef int64_t[:, ::1] todo = np.empty((T, n), dtype=np.int64)
+    cdef int[:, ::1] lab = np.empty((T, n), dtype=np.intc)
+    cdef double[:, :, ::1] bounds = np.empty((T, 2, n))
     cdef double[::1] thread_obj = np.full(T, np.inf)
     cdef int64_t[::1] thread_run = np.full(T, -1, dtype=np.int64)
     lo = first
@@ -228,11 +360,16 @@ def lloyd_restarts(const floating[:, ::1] X, const floating[::1] sample_weight, 
             for r in prange(lo, hi, schedule="dynamic"):
                 state = gmm_rng_stream(seed, <uint64_t>r)
                 _seed(&X[0, 0], &sample_weight[0], n, d, k, n_trials, total_weight, &state,
-                      &C[tid, 0, 0], &rows[tid, 0, 0], &rows[tid, 1, 0], &rows[tid, 2, 0])
+                      &C[tid, 0, 0], &rows[tid, 0, 0], &cand_pot[tid, 0], &xsq[0],
+                      &CT[tid, 0] if gemm else NULL, &csq[tid, 0], &xbuf[tid, 0],
+                      &S[tid, 0], &cand[tid, 0])
                 obj = _lloyd(&X[0, 0], &sample_weight[0], n, d, k, max_iter, &C[tid, 0, 0],
                              &C_old[tid, 0, 0], &sums[tid, 0, 0], &wsum[tid, 0],
                              &shift[tid, 0], &half_gap[tid, 0], &labels[tid, 0],
-                             &rows[tid, 1, 0], &rows[tid, 2, 0], &n_iter[r - first])
+                             &rows[tid, 1, 0], &rows[tid, 2, 0], &n_iter[r - first], &xsq[0],
+                             &CT[tid, 0] if gemm else NULL, &csq[tid, 0], &xbuf[tid, 0],
+                             &S[tid, 0], &todo[tid, 0], &lab[tid, 0], &bounds[tid, 0, 0],
+                             &bounds[tid, 1, 0])
                 objectives[r - first] = obj
                 if obj < thread_obj[tid] or (obj == thread_obj[tid] and r < thread_run[tid]):
                     thread_obj[tid] = obj
