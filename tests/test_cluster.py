@@ -697,7 +697,9 @@ def test_the_default_fit_on_every_row_ends_at_a_fixed_point_of_lloyd(monkeypatch
     from gmmfast.metrics import centroids_from_labels
     X = blobs(3000, 8, seed=5)[0] if data == "blobs" else _overlapping()
     n = X.shape[0]
-    est = GMMKMeans(10 if data == "overlapping" else 8, random_state=0).fit(X)
+    # restarts=0: G-MM from one k-means++ seed, which it can leave short of a fixed point
+    # (from the seeding restarts it starts at one, and the polish has less to do)
+    est = GMMKMeans(10 if data == "overlapping" else 8, restarts=0, random_state=0).fit(X)
     g, p = est.levels_
     assert g.rows == p.rows == n
     # a fixed point: one more assignment from cluster_centers_ changes no label, every center
@@ -717,7 +719,7 @@ def test_the_default_fit_on_every_row_ends_at_a_fixed_point_of_lloyd(monkeypatch
     assert est.inertia_ == p.objective <= g.objective
     # the unpolished fit (same seed) is exactly the first level
     _unpolished(monkeypatch)
-    plain = GMMKMeans(est.n_clusters, random_state=0).fit(X)
+    plain = GMMKMeans(est.n_clusters, restarts=0, random_state=0).fit(X)
     assert [lv.rows for lv in plain.levels_] == [n]
     np.testing.assert_array_equal(plain.cluster_centers_, g.centers)
     assert plain.inertia_ == g.objective and plain.n_iter_ == g.n_iter
@@ -803,3 +805,74 @@ def test_coarse_to_fine_is_the_same_for_any_thread_count():
 def test_bad_sample_size(value, match):
     with pytest.raises(ValueError, match=match):
         GMMKMeans(5, sample_size=value).fit(blobs(300, 5)[0])
+
+
+def test_seeding_restarts_start_gmm_from_their_best_run():
+    """The default search on a small set: many k-means runs (greedy k-means++, Lloyd to a
+    fixed point) in one kernel call, G-MM from the lowest; the record says which."""
+    X = blobs(600, 6, seed=3)[0]
+    est = GMMKMeans(6, random_state=0).fit(X)
+    r = est.restarts_
+    assert r is not None and 2 <= r.runs <= 1000
+    assert r.objectives.shape == r.n_iter.shape == (r.runs,)
+    assert (r.n_iter >= 1).all()
+    assert r.best == int(np.argmin(r.objectives))          # lowest index among equals
+    # G-MM's first phase starts where the best run ended (a fixed point of Lloyd's map)
+    assert est.history_.initial_objective == pytest.approx(r.objectives[r.best], rel=1e-9)
+    assert est.inertia_ <= r.objectives[r.best] * (1 + 1e-12)
+    # the same seed, the same fit; restarts=0 is the single k-means++ seeding
+    again = GMMKMeans(6, random_state=0).fit(X)
+    np.testing.assert_array_equal(again.cluster_centers_, est.cluster_centers_)
+    assert GMMKMeans(6, restarts=0, random_state=0).fit(X).restarts_ is None
+    assert GMMKMeans(6, restarts=7, random_state=0).fit(X).restarts_.runs == 7
+
+
+def test_seeding_restarts_only_where_they_apply():
+    X = blobs(600, 6, seed=3)[0]
+    # other initialisations, selections and eta = 1 keep their documented behaviour
+    assert GMMKMeans(6, init="random-partition", random_state=0).fit(X).restarts_ is None
+    assert GMMKMeans(6, eta=1.0, random_state=0).fit(X).restarts_ is None
+    assert GMMKMeans(6, selection="random", random_state=0).fit(X).restarts_ is None
+    with pytest.raises(ValueError, match="restarts=3 needs init='k-means\\+\\+'"):
+        GMMKMeans(6, init="forgy", restarts=3).fit(X)
+    with pytest.raises(ValueError, match="restarts"):
+        GMMKMeans(6, restarts=-1).fit(X)
+    # "auto" makes none where two runs would cost more than its work budget
+    big = np.random.default_rng(0).normal(size=(20000, 64))
+    assert GMMKMeans(50, random_state=0, max_iter=3, patience=0).fit(big).restarts_ is None
+
+
+@pytest.mark.parametrize("d", [2, 20])          # direct distances; dgemm from 16 features
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_restarts_kernel_is_independent_of_threads_and_validates(dtype, d):
+    from gmmfast._kernels._restarts import lloyd_restarts
+    X = blobs(2000, 5, d=d, seed=1, spread=3.0)[0].astype(dtype)
+    sw = np.ones(X.shape[0], dtype=dtype)
+    out = []
+    for threads in (1, 2, 3):
+        C = np.empty((5, d), dtype=dtype)
+        obj, it = np.empty(40), np.empty(40, dtype=np.intc)
+        best = lloyd_restarts(X, sw, 5, 11, 0, 40, 3, 300, C, obj, it, threads)
+        out.append((best, C, obj, it))
+    for best, C, obj, it in out[1:]:
+        assert best == out[0][0]
+        np.testing.assert_array_equal(C, out[0][1])
+        np.testing.assert_array_equal(obj, out[0][2])
+        np.testing.assert_array_equal(it, out[0][3])
+    best, C, obj, it = out[0]
+    assert obj[best] == obj.min()
+    # each run ends at a fixed point: its centers are the means of their nearest rows
+    from gmmfast.metrics import centroids_from_labels
+    lab = ((X[:, None, :].astype(np.float64) - C[None].astype(np.float64)) ** 2).sum(-1).argmin(1)
+    np.testing.assert_allclose(C, centroids_from_labels(X.astype(np.float64), lab),
+                               rtol=1e-5 if dtype == np.float32 else 1e-10)
+    # a later batch continues the same streams: runs 10..39 alone give the same results
+    obj2, it2 = np.empty(30), np.empty(30, dtype=np.intc)
+    lloyd_restarts(X, sw, 5, 11, 10, 30, 3, 300, np.empty((5, d), dtype=dtype), obj2, it2, 2)
+    np.testing.assert_array_equal(obj2, obj[10:])
+    with pytest.raises(ValueError, match="k must be"):
+        lloyd_restarts(X, sw, 0, 11, 0, 1, 3, 300, C, obj[:1], it[:1], 1)
+    with pytest.raises(ValueError, match="wrong shape"):
+        lloyd_restarts(X, sw, 5, 11, 0, 2, 3, 300, C, obj[:1], it[:1], 1)
+    with pytest.raises(ValueError, match="sample_weight"):
+        lloyd_restarts(X, sw[:-1], 5, 11, 0, 1, 3, 300, C, obj[:1], it[:1], 1)

@@ -181,7 +181,9 @@ def test_gmmkmeans_on_two_distinct_points_stops_early():
         X = np.repeat(np.random.default_rng(seed).random((2, 2)), 50, 0)
         with pytest.warns(Warning):
             km = GMMKMeans(5, random_state=0).fit(X)
-        assert km.n_iter_ <= 3 and km.inertia_ < 1e-25
+        # a handful of iterations in all (the first run, at most two escape phases that
+        # meet the floor at once, the polish), not 300
+        assert km.history_.n_iter <= 2 and km.n_iter_ <= 5 and km.inertia_ < 1e-25
 
 
 def test_objective_that_is_not_finite_is_a_clear_error():

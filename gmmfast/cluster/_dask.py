@@ -18,7 +18,11 @@ import numpy as np
 from ._dask_blocks import as_blocks, draw_sample, init_centers, run_pass
 from ._dask_family import DASK_SELECTIONS, DaskSumsFamily, DaskWalkFamily
 from ._dask_tasks import predict_block, transform_block
+from ._init import restarts_fit
 from ._rows import MemoryRows, warn_empty_clusters
+
+#: An explicit ``restarts`` count gathers the rows to the driver up to this size.
+MAX_GATHER_BYTES = 1 << 28
 
 
 class DaskRows:
@@ -46,6 +50,11 @@ class DaskRows:
                              f"{p.selection!r}.")
         if p.selection == "random" and p.sampler != "uniform":
             raise ValueError(f"sampler must be 'uniform' on a dask array, got {p.sampler!r}.")
+        if p.restarts_apply and p.restarts != "auto" \
+                and self.n * self.d * self.dtype.itemsize > MAX_GATHER_BYTES:
+            raise ValueError(f"restarts={p.restarts} on a dask array gathers every row to the "
+                             f"driver, and this one has more than {MAX_GATHER_BYTES >> 20} MiB; "
+                             "pass restarts='auto' (none on large data) or 0.")
         if p.init_size is None and isinstance(p.init, str) and p.init == "k-means++":
             raise ValueError("init_size=None with init='k-means++' would take one pass over a "
                              "dask array per center; give init_size (a sample, 'auto' by "
@@ -57,6 +66,15 @@ class DaskRows:
         return MemoryRows(*draw_sample(self.data, size, k, rng))
 
     def seed(self, p: Any, rng: np.random.Generator) -> np.ndarray:
+        """Initial centers over the blocks; where the seeding restarts apply (small problems
+        with "auto"), every row is gathered once and seeded in memory, as an in-memory fit
+        of the same rows is (``restarts`` then holds their record)."""
+        self.restarts = None
+        if p.restarts_apply and restarts_fit(self.n, p.k, self.d, p.restarts):
+            rows = self.sample(self.n, p.k, rng)     # every row, rng unused
+            w0 = rows.seed(p, rng)
+            self.restarts = rows.restarts
+            return w0
         return init_centers(self.data, p, rng)
 
     def init_passes(self, p: Any) -> float:

@@ -155,6 +155,7 @@ class GMMParams:
     sampler: str = "uniform"
     n_neighbors: int = 8
     patience: int = 80
+    restarts: Any = "auto"       # seeding restarts: an int or "auto" (see restart_centers)
     escape_effort: float = 1.0
     max_time: Optional[float] = None
     verbose: int = 0
@@ -186,6 +187,14 @@ class GMMParams:
         return isinstance(self.core_selection, str) and self.core_selection == "merge-split"
 
     @property
+    def restarts_apply(self) -> bool:
+        """Whether the seeding may be restarts (:func:`~gmmfast.cluster._init.
+        restart_centers`): the default search (merge-split, eta < 1) seeded by k-means++."""
+        return (self.restarts != 0 and isinstance(self.core_selection, str)
+                and self.core_selection == "merge-split" and isinstance(self.init, str)
+                and self.init == "k-means++")
+
+    @property
     def core_selection(self) -> Union[str, Callable]:
         """The selection handed to :func:`~gmmfast.core.generalized_mm`: with eta = 1 every
         valid bound touches, so "random" and "merge-split" are Lloyd's "mm"."""
@@ -212,6 +221,7 @@ class Run:
     family: Any = None
     sums: Any = None
     levels: List[Level] = field(default_factory=list)
+    restarts: Any = None
 
 
 def fit_runs(n_init: int, start: Callable[[int], np.ndarray],
@@ -290,8 +300,12 @@ def fit_gmm(rows: Any, p: GMMParams, rng: np.random.Generator) -> Run:
                   f"{time.perf_counter() - t:.2f} s", flush=True)
         return w0
 
-    best = fit_runs(p.n_init, start, lambda w0, r: gmm_run(coarse, w0, p, rng,
-                                                            coarse.init_passes(p), level_passes))
+    def single(w0: np.ndarray, r: int) -> Run:
+        run = gmm_run(coarse, w0, p, rng, coarse.init_passes(p), level_passes)
+        run.restarts = getattr(coarse, "restarts", None)
+        return run
+
+    best = fit_runs(p.n_init, start, single)
     best.levels = [Level(rows=coarse.n, n_iter=best.n_iter, centers=best.w,
                          objective=best.objective, seconds=time.perf_counter() - t0,
                          history=best.history)]
@@ -331,7 +345,8 @@ def polish(rows: Any, coarse: Run, p: GMMParams) -> Run:
                                     objective=objective,
                                     seconds=time.perf_counter() - t0, history=res.history)]
     return Run(w=res.w, objective=objective, n_iter=coarse.n_iter + res.n_iter,
-               history=coarse.history, escapes=coarse.escapes, family=family, levels=levels)
+               history=coarse.history, escapes=coarse.escapes, family=family, levels=levels,
+               restarts=coarse.restarts)
 
 
 def _progress(family: Any) -> Callable[[int, History], None]:

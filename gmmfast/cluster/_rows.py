@@ -18,7 +18,7 @@ from .._kernels._common import openmp_max_threads
 from .. import _validation
 from .._validation import blas_single_threaded, draw_seed
 from ._family import KMeansBounds
-from ._init import seed_centers
+from ._init import restart_centers, seed_centers
 from ._pass import HamerlyBounds, Pass, assign, distances, labeling_cost, sample_rows
 from ._sparse import CSRData, SparseBounds, csr_assign, csr_distances, csr_label_distances
 
@@ -45,7 +45,15 @@ class MemoryRows:
         """Every G-MM option runs in memory."""
 
     def seed(self, p: Any, rng: np.random.Generator) -> np.ndarray:
-        """Initial centers by ``p.init`` (see :class:`~gmmfast.cluster.GMMKMeans`)."""
+        """Initial centers by ``p.init`` (see :class:`~gmmfast.cluster.GMMKMeans`): the best
+        of the seeding restarts where they apply and fit the budget (``restarts`` then
+        holds their record), else one seeding."""
+        self.restarts = None
+        if p.restarts_apply and not self.sparse:
+            out = restart_centers(self.X, self.sw, p.k, p.restarts, rng, self.n_threads)
+            if out is not None:
+                w0, self.restarts = out
+                return w0
         return seed_centers(self.X, self.sw, p.k, p.init, rng, self.n_threads,
                             self._init_size(p))
 
