@@ -2,7 +2,7 @@
 
 Build from the repository's root (warnings are errors):
 
-    python -m sphinx -W --keep-going -b html docs docs/_build/html
+    sphinx-build -W --keep-going -b html docs docs/_build/html
 """
 import os
 import re

@@ -46,7 +46,10 @@ def test_readme_bash_blocks_are_what_ci_runs():
     assert "pytest" in tests and "python -m pytest" not in tests    # -m would add the cwd
     # ...and the documentation built with warnings as errors (the docs extra installed)
     assert re.search(r"\[test[,\w]*docs[,\w]*\]", tests)
-    assert "python -m sphinx -W --keep-going -b html docs docs/_build/html" in tests
+    # sphinx-build, not python -m sphinx: -m would put the clone's root, the unbuilt source
+    # tree, first on the path
+    assert "sphinx-build -W --keep-going -b html docs docs/_build/html" in tests
+    assert "python -m sphinx" not in tests
 
 
 def test_fenced_blocks_reads_what_ci_reads():
