@@ -117,9 +117,10 @@ BENCH_GROUPS = [
      "GMMKMeans on a dask array against dask-ml's KMeans.",
      ["scale_dask"]),
     ("kernels", "Kernels",
-     "One Lloyd iteration, the random walk, alpha-expansion and the scikit-learn drop-in.",
-     ["lloyd_iteration", "lloyd_iteration_2threads", "walk_throughput", "potts_throughput",
-      "dropin"]),
+     "One Lloyd iteration, one seeding restart, the random walk, alpha-expansion and the "
+     "scikit-learn drop-in.",
+     ["lloyd_iteration", "lloyd_iteration_2threads", "restarts", "walk_throughput",
+      "potts_throughput", "dropin"]),
     ("lssvm", "Latent structural SVMs (Table 2)",
      "CCP against G-MM on cluttered objects, and the solver checks.",
      ["lssvm_*"]),
