@@ -24,7 +24,7 @@ from threadpoolctl import threadpool_limits
 import sklearn
 from sklearn.cluster import KMeans
 
-from gmmfast.cluster._init import restart_centers
+from gmmfast.cluster._restarts import restart_centers
 
 #: (set, k, gmmfast runs per call, scikit-learn restarts per call)
 CELLS = [("iris-std", 9, 400, 40), ("moons", 6, 200, 40), ("circles", 6, 200, 40),

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -206,4 +207,22 @@ def test_measured_table_names_existing_scripts_and_paths(stale):
     for script, paths in stale.MEASURED.items():
         assert (ROOT / "bench" / f"{script}.py").is_file(), script
         for p in paths:
-            assert (ROOT / p).exists(), (script, p)
+            assert (ROOT / p.split(")")[-1]).exists(), (script, p)
+
+
+def test_lssvm_measurements_never_reach_the_restarts(stale, monkeypatch):
+    """NOT_REACHED is left out of the LS-SVM, scene and Potts measurements: the k-means they
+    run (discover_parts) must never call the seeding restarts, which a default clustering
+    fit does (the check's control)."""
+    from gmmfast import GMMKMeans
+    from gmmfast.cluster import _restarts
+    from gmmfast.lssvm import discover_parts
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the seeding restarts ran")
+    monkeypatch.setattr(_restarts, "lloyd_restarts", refuse)
+    regions = np.random.default_rng(0).normal(size=(60, 5, 3))     # (n, R, d)
+    assert discover_parts(regions, 4, random_state=0).shape == (4, 3)
+    with pytest.raises(AssertionError, match="restarts ran"):
+        GMMKMeans(4, random_state=0).fit(regions.reshape(-1, 3))
+    assert all(p in stale._LSSVM and p in stale._POTTS for p in stale.NOT_REACHED)

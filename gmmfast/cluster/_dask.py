@@ -18,7 +18,7 @@ import numpy as np
 from ._dask_blocks import as_blocks, draw_sample, init_centers, run_pass
 from ._dask_family import DASK_SELECTIONS, DaskSumsFamily, DaskWalkFamily
 from ._dask_tasks import predict_block, transform_block
-from ._init import restarts_fit
+from ._restarts import restarts_fit
 from ._rows import MemoryRows, warn_empty_clusters
 
 #: An explicit ``restarts`` count gathers the rows to the driver up to this size.

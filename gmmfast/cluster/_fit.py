@@ -188,7 +188,7 @@ class GMMParams:
 
     @property
     def restarts_apply(self) -> bool:
-        """Whether the seeding may be restarts (:func:`~gmmfast.cluster._init.
+        """Whether the seeding may be restarts (:func:`~gmmfast.cluster._restarts.
         restart_centers`): the default search (merge-split, eta < 1) seeded by k-means++."""
         return (self.restarts != 0 and isinstance(self.core_selection, str)
                 and self.core_selection == "merge-split" and isinstance(self.init, str)

@@ -167,7 +167,7 @@ class GMMKMeans(TransformerOutputMixin, BaseEstimator):
         Every escape proposal of the kept run in order: what was merged and
         re-seeded, the phase's objective and History, and whether it was kept
         (the kept objective never increases).
-    restarts_ : gmmfast.cluster._init.Restarts or None
+    restarts_ : gmmfast.cluster._restarts.Restarts or None
         The seeding restarts of the kept run (how many, each run's objective and passes,
         the one G-MM started from), or None when the fit made none.
     n_features_in_ : int

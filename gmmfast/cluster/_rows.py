@@ -18,7 +18,8 @@ from .._kernels._common import openmp_max_threads
 from .. import _validation
 from .._validation import blas_single_threaded, draw_seed
 from ._family import KMeansBounds
-from ._init import restart_centers, seed_centers
+from ._init import seed_centers
+from ._restarts import restart_centers
 from ._pass import HamerlyBounds, Pass, assign, distances, labeling_cost, sample_rows
 from ._sparse import CSRData, SparseBounds, csr_assign, csr_distances, csr_label_distances
 
