@@ -842,7 +842,7 @@ def test_seeding_restarts_only_where_they_apply():
     assert GMMKMeans(50, random_state=0, max_iter=3, patience=0).fit(big).restarts_ is None
 
 
-@pytest.mark.parametrize("d", [2, 20])          # direct distances; dgemm from 16 features
+@pytest.mark.parametrize("d", [2, 20])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_restarts_kernel_is_independent_of_threads_and_validates(dtype, d):
     from gmmfast._kernels._restarts import lloyd_restarts
@@ -876,3 +876,36 @@ def test_restarts_kernel_is_independent_of_threads_and_validates(dtype, d):
         lloyd_restarts(X, sw, 5, 11, 0, 2, 3, 300, C, obj[:1], it[:1], 1)
     with pytest.raises(ValueError, match="sample_weight"):
         lloyd_restarts(X, sw[:-1], 5, 11, 0, 1, 3, 300, C, obj[:1], it[:1], 1)
+    with pytest.raises(ValueError, match="level must be"):
+        lloyd_restarts(X, sw, 5, 11, 0, 1, 3, 300, C, obj[:1], it[:1], 1, 3)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_restarts_kernel_every_simd_level_and_many_trials(dtype):
+    """Every SIMD variant of the searches and k-means++ steps (gmm_simd.h) ends each run at
+    a fixed point with the objective of its centers. 40 trials are more candidates than one
+    k-means++ call takes (4 vectors of 2, 4 or 8 lanes), so each variant scores them in
+    different groups: on these well-separated blobs every variant makes the same runs (a
+    candidate given another's gain would change them)."""
+    from gmmfast._kernels._kmeans import simd_level
+    from gmmfast._kernels._restarts import lloyd_restarts
+    from gmmfast.metrics import centroids_from_labels
+    X, _ = blobs(1500, 7, d=9, seed=3, spread=2.0)
+    X = X.astype(dtype)
+    sw = np.ones(X.shape[0], dtype=dtype)
+    X64 = X.astype(np.float64)
+    runs = {}
+    for level in range(simd_level() + 1):
+        for trials in (1, 40):
+            C = np.empty((7, 9), dtype=dtype)
+            obj, it = np.empty(6), np.empty(6, dtype=np.intc)
+            best = lloyd_restarts(X, sw, 7, 5, 0, 6, trials, 300, C, obj, it, 1, level)
+            lab = ((X64[:, None, :] - C[None].astype(np.float64)) ** 2).sum(-1).argmin(1)
+            np.testing.assert_allclose(C, centroids_from_labels(X64, lab),
+                                       rtol=1e-5 if dtype == np.float32 else 1e-10)
+            sse = ((X64 - C.astype(np.float64)[lab]) ** 2).sum()
+            assert obj[best] == pytest.approx(sse, rel=1e-5 if dtype == np.float32 else 1e-10)
+            runs[level, trials] = (obj, it)
+    for (level, trials), (obj, it) in runs.items():
+        np.testing.assert_array_equal(obj, runs[0, trials][0])
+        np.testing.assert_array_equal(it, runs[0, trials][1])

@@ -11,21 +11,33 @@ from cython.parallel cimport parallel, prange, threadid
 from libc.math cimport INFINITY, sqrt
 from libc.stdint cimport int64_t, uint64_t
 from libc.string cimport memcpy, memset
-from scipy.linalg.cython_blas cimport dgemm
 
 import numpy as np
 
 from ._common cimport (check_interrupt, floating, gmm_rng_stream, gmm_rng_uniform,
                        raise_interrupt, sqdist, threads_for)
 
+# The searches and the k-means++ steps are those of the passes (gmm_simd.h, see _kmeans.pyx).
+cdef extern from "gmm_simd.h":
+    int gmm_argmin_level() noexcept nogil
+    Py_ssize_t gmm_argmin_block_d(int level) noexcept nogil
+    Py_ssize_t gmm_argmin_block_f(int level) noexcept nogil
+    void gmm_argmin2_d(int level, const double* X, const int64_t* rows, Py_ssize_t n,
+                       Py_ssize_t d, const double* CT, const double* csq, Py_ssize_t kp,
+                       int* labels, double* best, double* second) noexcept nogil
+    void gmm_argmin2_f(int level, const float* X, const int64_t* rows, Py_ssize_t n,
+                       Py_ssize_t d, const float* CT, const float* csq, Py_ssize_t kp,
+                       int* labels, float* best, float* second) noexcept nogil
+    Py_ssize_t gmm_pp_width(int level) noexcept nogil
+    int gmm_pp_d(int level, const double* X, Py_ssize_t n, Py_ssize_t d, const double* CT,
+                 Py_ssize_t tp, const double* sw, double* closest, int update, double* pot,
+                 double* gain) noexcept nogil
+    int gmm_pp_f(int level, const float* X, Py_ssize_t n, Py_ssize_t d, const double* CT,
+                 Py_ssize_t tp, const float* sw, double* closest, int update, double* pot,
+                 double* gain) noexcept nogil
+
 #: Flops below which another thread is not worth waking (as the other kernels).
 cdef double _GRAIN = 2e5
-#: Features from which a pass's nearest-center searches run as dgemm (a few rows at once).
-cdef Py_ssize_t _GEMM_MIN_D = 16
-#: Rows per dgemm.
-cdef Py_ssize_t _BLOCK = 128
-#: Relative rounding of csq_j - 2 x.c_j + ||x||^2 allowed for in a lower bound.
-cdef double _ROUNDING = 1e-10
 
 
 cdef Py_ssize_t _draw(const floating* sw, const double* closest, Py_ssize_t n, double pot,
@@ -43,172 +55,114 @@ cdef Py_ssize_t _draw(const floating* sw, const double* closest, Py_ssize_t n, d
     return last if last >= 0 else n - 1
 
 
+cdef void _pp(int level, const floating* X, const floating* sw, Py_ssize_t n, Py_ssize_t d,
+              const double* PT, Py_ssize_t tp, double* closest, int update, double* pot,
+              double* gain) noexcept nogil:
+    if floating is double:
+        gmm_pp_d(level, X, n, d, PT, tp, sw, closest, update, pot, gain)
+    else:
+        gmm_pp_f(level, X, n, d, PT, tp, sw, closest, update, pot, gain)
+
+
 cdef void _seed(const floating* X, const floating* sw, Py_ssize_t n, Py_ssize_t d,
-                Py_ssize_t k, int n_trials, double total_weight, uint64_t* state,
-                floating* C, double* closest, double* trial, const double* xsq,
-                double* CT, double* csq, double* xbuf, double* S, int64_t* cand) noexcept nogil:
+                Py_ssize_t k, int n_trials, double total_weight, uint64_t* state, int level,
+                floating* C, double* closest, double* PT, double* gain,
+                int64_t* cand) noexcept nogil:
     """Greedy k-means++ into C: each new center the best of n_trials rows drawn with
-    probability sw_i closest_i / potential, by the potential it leaves; closest_i ends as
-    the squared distance of row i to its nearest center; trial holds n_trials potentials.
-    With CT (d >= _GEMM_MIN_D) the candidates' distances come from one dgemm per
-    block of _BLOCK rows (||x||^2 + ||c||^2 - 2 x.c, at least 0), else directly."""
-    cdef Py_ssize_t i, c, t, r, best_t, q0, B, b, f
-    cdef double pot, best_pot, dist
-    cdef int M_ = n_trials, N_, K_ = <int>d
-    cdef double one = 1.0, zero = 0.0
-    cdef char tn = b'N'
-    r = _draw(sw, NULL, n, total_weight, state)
-    memcpy(C, X + r * d, d * sizeof(floating))
-    pot = 0.0
+    probability sw_i closest_i / potential, the one that lowers the potential most (first
+    among equals); closest_i ends as the squared distance of row i to its nearest center.
+    Both passes per center are gmm_simd.h's k-means++ step (candidates in groups of at
+    most 4 vectors of W lanes, PT d x 4W, gain n_trials + 4W)."""
+    cdef Py_ssize_t i, c, t, g, r, best_t, f, tp, W = gmm_pp_width(level)
+    cdef double pot, best_gain
     for i in range(n):
-        closest[i] = sqdist(X + i * d, C, d)
-        pot = pot + sw[i] * closest[i]
-    for c in range(1, k):
+        closest[i] = INFINITY
+    r = _draw(sw, NULL, n, total_weight, state)
+    for c in range(k):
+        memcpy(C + c * d, X + r * d, d * sizeof(floating))
+        if c == k - 1:
+            break
+        for f in range(d):                     # lane 0: the new center; update closest
+            PT[f * W] = <double>X[r * d + f]
+        _pp(level, X, sw, n, d, PT, W, closest, 1, &pot, gain)
         for t in range(n_trials):
             cand[t] = _draw(sw, closest, n, pot, state)
-        best_pot = INFINITY
-        best_t = 0
-        if CT == NULL:
-            for t in range(n_trials):
-                r = cand[t]
-                pot = 0.0
-                for i in range(n):
-                    dist = sqdist(X + i * d, X + r * d, d)
-                    pot = pot + sw[i] * (dist if dist < closest[i] else closest[i])
-                if pot < best_pot:
-                    best_pot, best_t = pot, t
-        else:
-            for t in range(n_trials):
-                csq[t] = xsq[cand[t]]
-                trial[t] = 0.0
-                for f in range(d):
-                    CT[f * n_trials + t] = <double>X[cand[t] * d + f]
-            q0 = 0
-            while q0 < n:
-                B = _BLOCK if n - q0 > _BLOCK else n - q0
-                for b in range(B):
-                    for f in range(d):
-                        xbuf[b * d + f] = <double>X[(q0 + b) * d + f]
-                N_ = <int>B
-                dgemm(&tn, &tn, &M_, &N_, &K_, &one, CT, &M_, xbuf, &K_, &zero, S, &M_)
-                for b in range(B):
-                    i = q0 + b
-                    for t in range(n_trials):
-                        dist = xsq[i] + csq[t] - 2.0 * S[b * n_trials + t]
-                        if dist < 0:
-                            dist = 0.0
-                        trial[t] = trial[t] + sw[i] * (dist if dist < closest[i] else closest[i])
-                q0 = q0 + B
-            for t in range(n_trials):
-                if trial[t] < best_pot:
-                    best_pot, best_t = trial[t], t
-        r = cand[best_t]
-        memcpy(C + c * d, X + r * d, d * sizeof(floating))
-        pot = 0.0
-        for i in range(n):
-            dist = sqdist(X + i * d, X + r * d, d)
-            if dist < closest[i]:
-                closest[i] = dist
-            pot = pot + sw[i] * closest[i]
-
-
-cdef void _nearest2(const floating* x, const floating* C, Py_ssize_t k, Py_ssize_t d,
-                    Py_ssize_t* j1, double* d1, double* d2) noexcept nogil:
-    """The nearest center j1 of x (first minimum), its squared distance d1 and the
-    second-smallest squared distance d2 (+inf when k = 1)."""
-    cdef Py_ssize_t j
-    cdef double dist
-    d1[0] = INFINITY
-    d2[0] = INFINITY
-    j1[0] = 0
-    for j in range(k):
-        dist = sqdist(x, C + j * d, d)
-        if dist < d1[0]:
-            d2[0] = d1[0]
-            d1[0] = dist
-            j1[0] = j
-        elif dist < d2[0]:
-            d2[0] = dist
-
-
-cdef void _search(const floating* X, const int64_t* todo, Py_ssize_t m, Py_ssize_t d,
-                  Py_ssize_t k, const floating* C, const double* CT, const double* csq,
-                  double maxcsq, const double* xsq, double* xbuf, double* S, int* lab,
-                  double* up, double* lo) noexcept nogil:
-    """Rows todo[0..m): the nearest center lab[q], up[q] the exact distance to it and lo[q]
-    a lower bound on the distance to every other center. With CT (d >= _GEMM_MIN_D: C^T,
-    d x k, and csq = ||c_j||^2) by csq_j - 2 x.c_j, one dgemm per block of _BLOCK rows
-    (rounding allowed for in lo); else by direct distances."""
-    cdef Py_ssize_t q0, B, b, f, j, i, jb
-    cdef double v, best, second, t
-    cdef int M_ = <int>k, N_, K_ = <int>d
-    cdef double one = 1.0, zero = 0.0
-    cdef char tn = b'N'
-    if CT == NULL:
-        for b in range(m):
-            i = todo[b]
-            _nearest2(X + i * d, C, k, d, &jb, &best, &second)
-            lab[b] = <int>jb
-            up[b] = sqrt(best)
-            lo[b] = sqrt(second)
-        return
-    q0 = 0
-    while q0 < m:
-        B = _BLOCK if m - q0 > _BLOCK else m - q0
-        for b in range(B):
-            i = todo[q0 + b]
+        g = 0
+        while g < n_trials:                    # what each candidate lowers the potential by
+            tp = n_trials - g if n_trials - g < 4 * W else 4 * W
             for f in range(d):
-                xbuf[b * d + f] = <double>X[i * d + f]
-        N_ = <int>B
-        dgemm(&tn, &tn, &M_, &N_, &K_, &one, <double*>CT, &M_, xbuf, &K_, &zero, S, &M_)
-        for b in range(B):
-            best = INFINITY
-            second = INFINITY
-            jb = 0
-            for j in range(k):
-                v = csq[j] - 2.0 * S[b * k + j]
-                if v < best:
-                    second = best
-                    best = v
-                    jb = j
-                elif v < second:
-                    second = v
-            i = todo[q0 + b]
-            lab[q0 + b] = <int>jb
-            up[q0 + b] = sqrt(sqdist(X + i * d, C + jb * d, d))
-            t = second + xsq[i] - _ROUNDING * (xsq[i] + maxcsq)
-            lo[q0 + b] = sqrt(t) if t > 0 else 0.0
-        q0 = q0 + B
+                for t in range(tp):
+                    PT[f * ((tp + W - 1) // W * W) + t] = <double>X[cand[g + t] * d + f]
+            _pp(level, X, sw, n, d, PT, (tp + W - 1) // W * W, closest, 0, &pot, gain + g)
+            g = g + tp
+        best_t = 0
+        best_gain = gain[0]
+        for t in range(1, n_trials):
+            if gain[t] > best_gain:
+                best_gain, best_t = gain[t], t
+        r = cand[best_t]
+    for f in range(d):
+        PT[f * W] = <double>C[(k - 1) * d + f]
+    _pp(level, X, sw, n, d, PT, W, closest, 1, &pot, gain)
 
 
-cdef double _layout(const floating* C, Py_ssize_t k, Py_ssize_t d, double* CT,
-                    double* csq) noexcept nogil:
-    """CT = C^T (d x k) and csq_j = ||c_j||^2; returns max_j csq_j."""
+cdef void _search(int level, const floating* X, const int64_t* todo, Py_ssize_t m,
+                  Py_ssize_t d, const floating* C, const floating* CT, const floating* csq,
+                  Py_ssize_t kp, double maxcsq, double tol, const double* xsq, floating* bt,
+                  floating* st, int* lab, double* up, double* lo) noexcept nogil:
+    """Rows todo[0..m): the nearest center lab[q] (gmm_simd.h's search, first minimum of
+    csq_j - 2 x.c_j in X's precision), up[q] the exact distance to it and lo[q] a lower
+    bound on the distance to every other center (its rounding, tol (||x||^2 + max csq),
+    allowed for)."""
+    cdef Py_ssize_t q, i
+    cdef double t
+    if m == 0:
+        return
+    if floating is double:
+        gmm_argmin2_d(level, X, todo, m, d, CT, csq, kp, lab, bt, st)
+    else:
+        gmm_argmin2_f(level, X, todo, m, d, CT, csq, kp, lab, bt, st)
+    for q in range(m):
+        i = todo[q]
+        up[q] = sqrt(sqdist(X + i * d, C + lab[q] * d, d))
+        t = <double>st[q] + xsq[i] - tol * (xsq[i] + maxcsq)
+        lo[q] = sqrt(t) if t > 0 else 0.0
+
+
+cdef double _layout(const floating* C, Py_ssize_t k, Py_ssize_t kp, Py_ssize_t d,
+                    floating* CT, floating* csq) noexcept nogil:
+    """The search's layout: CT = -2 C^T (d x kp, zero columns past k), csq_j = ||c_j||^2
+    (+inf past k: never chosen); returns max_j csq_j."""
     cdef Py_ssize_t j, f
-    cdef double big = 0.0
-    for j in range(k):
-        csq[j] = 0.0
+    cdef double big = 0.0, s
+    for j in range(kp):
+        if j >= k:
+            csq[j] = INFINITY
+            for f in range(d):
+                CT[f * kp + j] = 0
+            continue
+        s = 0.0
         for f in range(d):
-            CT[f * k + j] = <double>C[j * d + f]
-            csq[j] = csq[j] + <double>C[j * d + f] * <double>C[j * d + f]
-        if csq[j] > big:
-            big = csq[j]
+            CT[f * kp + j] = -2 * C[j * d + f]
+            s = s + <double>C[j * d + f] * <double>C[j * d + f]
+        csq[j] = <floating>s
+        if s > big:
+            big = s
     return big
 
 
-cdef double _lloyd(const floating* X, const floating* sw, Py_ssize_t n, Py_ssize_t d,
-                   Py_ssize_t k, int max_iter, floating* C, floating* C_old, double* sums,
-                   double* wsum, double* shift, double* half_gap, int* labels, double* upper,
-                   double* lower, int* n_iter, const double* xsq, double* CT, double* csq,
-                   double* xbuf, double* S, int64_t* todo, int* lab, double* up,
-                   double* lo) noexcept nogil:
+cdef double _lloyd(int level, const floating* X, const floating* sw, Py_ssize_t n,
+                   Py_ssize_t d, Py_ssize_t k, Py_ssize_t kp, double tol, int max_iter,
+                   floating* C, floating* C_old, double* sums, double* wsum, double* shift,
+                   double* half_gap, int* labels, double* upper, double* lower, int* n_iter,
+                   const double* xsq, floating* CT, floating* csq, floating* bt, floating* st,
+                   int64_t* todo, int* lab, double* up, double* lo) noexcept nogil:
     """Lloyd's iterations from C until no label changes (or max_iter passes), with
     Hamerly's bounds (an upper bound on each row's distance to its center, a lower bound on
     the others: a row is searched only when they cross; the searches of a pass are
     batched, see _search) and cluster sums kept up to date by the rows that move. Returns
     sum_i sw_i ||x_i - c_{l_i}||^2 at the returned C, summed afresh over the rows; C is the
-    mean of its cluster (or kept where the cluster is empty). CT is NULL for direct
-    distances."""
+    mean of its cluster (or kept where the cluster is empty)."""
     cdef Py_ssize_t i, j, q, f, it, a, m, far = 0
     cdef Py_ssize_t changed = 1
     cdef double dist, z, big, second, w, sse, maxcsq = 0.0
@@ -216,9 +170,9 @@ cdef double _lloyd(const floating* X, const floating* sw, Py_ssize_t n, Py_ssize
     memset(wsum, 0, k * sizeof(double))
     for i in range(n):
         todo[i] = i
-    if CT != NULL:
-        maxcsq = _layout(C, k, d, CT, csq)
-    _search(X, todo, n, d, k, C, CT, csq, maxcsq, xsq, xbuf, S, labels, upper, lower)
+    maxcsq = _layout(C, k, kp, d, CT, csq)
+    _search(level, X, todo, n, d, C, CT, csq, kp, maxcsq, tol, xsq, bt, st, labels, upper,
+            lower)
     for i in range(n):
         a = labels[i]
         wsum[a] = wsum[a] + sw[i]
@@ -262,9 +216,9 @@ cdef double _lloyd(const floating* X, const floating* sw, Py_ssize_t n, Py_ssize
                 continue
             todo[m] = i
             m = m + 1
-        if CT != NULL and m > 0:
-            maxcsq = _layout(C, k, d, CT, csq)
-        _search(X, todo, m, d, k, C, CT, csq, maxcsq, xsq, xbuf, S, lab, up, lo)
+        if m > 0:
+            maxcsq = _layout(C, k, kp, d, CT, csq)
+        _search(level, X, todo, m, d, C, CT, csq, kp, maxcsq, tol, xsq, bt, st, lab, up, lo)
         changed = 0
         for q in range(m):
             i = todo[q]
@@ -298,17 +252,18 @@ cdef double _lloyd(const floating* X, const floating* sw, Py_ssize_t n, Py_ssize
 def lloyd_restarts(const floating[:, ::1] X, const floating[::1] sample_weight, int k,
                    uint64_t seed, int64_t first, int64_t n_runs, int n_trials, int max_iter,
                    floating[:, ::1] best_centers, double[::1] objectives, int[::1] n_iter,
-                   int n_threads):
+                   int n_threads, int level=-1):
     """Runs first .. first + n_runs - 1: greedy k-means++ (n_trials draws per center), then
     Lloyd's iterations to a fixed point (at most max_iter passes). objectives[j] and
     n_iter[j] receive run first + j's objective and passes; best_centers the centers of
     the run of lowest objective (the lowest run index among equals). Returns that run's
-    index."""
+    index. ``level``: the SIMD variant of the searches (gmmfast._kernels._kmeans.simd_level;
+    -1, the best the processor has)."""
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1]
-    cdef Py_ssize_t j = 0, i, tid, T
+    cdef Py_ssize_t j = 0, i, f, tid, T, kp, W
     cdef int64_t r, lo, hi, best_run = -1
     cdef int stopped = 0
-    cdef double total_weight = 0.0, best_obj = INFINITY, obj
+    cdef double total_weight = 0.0, best_obj = INFINITY, obj, tol
     cdef uint64_t state
     if sample_weight.shape[0] != n or n == 0 or d == 0:
         raise ValueError("lloyd_restarts: X needs rows and features, sample_weight one "
@@ -321,6 +276,11 @@ def lloyd_restarts(const floating[:, ::1] X, const floating[::1] sample_weight, 
             or objectives.shape[0] != n_runs or n_iter.shape[0] != n_runs:
         raise ValueError("lloyd_restarts: best_centers (k, d), objectives and n_iter "
                          "(n_runs,) have the wrong shape")
+    if level > gmm_argmin_level() or level < -1:
+        raise ValueError(f"lloyd_restarts: level must be in -1..{gmm_argmin_level()}, "
+                         f"got {level}")
+    if level == -1:
+        level = gmm_argmin_level()
     for i in range(n):
         total_weight += sample_weight[i]
     if not total_weight > 0:
@@ -328,6 +288,11 @@ def lloyd_restarts(const floating[:, ::1] X, const floating[::1] sample_weight, 
     T = threads_for(n_threads, n_runs, <double>n_runs * n * k * d * (n_trials + 10),
                     _GRAIN)
     dtype = np.float32 if floating is float else np.float64
+    W = gmm_pp_width(level)
+    kp = gmm_argmin_block_f(level) if floating is float else gmm_argmin_block_d(level)
+    kp = (k + kp - 1) // kp * kp
+    # the search's rounding is below eps d (||x||^2 + ||c||^2); 4x that (as the passes)
+    tol = 4.0 * (d + 4) * (2.0 ** -24 if floating is float else 2.0 ** -53)
     cdef floating[:, :, ::1] C = np.empty((T, k, d), dtype=dtype)
     cdef floating[:, :, ::1] keepC = np.empty((T, k, d), dtype=dtype)
     cdef double[:, :, ::1] sums = np.empty((T, k, d))
@@ -337,21 +302,23 @@ def lloyd_restarts(const floating[:, ::1] X, const floating[::1] sample_weight, 
     cdef double[:, ::1] half_gap = np.empty((T, k))
     cdef double[:, :, ::1] rows = np.empty((T, 3, n))     # closest; upper, lower bounds
     cdef int[:, ::1] labels = np.empty((T, n), dtype=np.intc)
-    cdef bint gemm = d >= _GEMM_MIN_D
-    cdef double[::1] xsq = np.einsum("ij,ij->i", np.asarray(X, dtype=np.float64),
-                                     np.asarray(X, dtype=np.float64)) if gemm else np.empty(1)
-    cdef Py_ssize_t wide = max(k, n_trials)
-    cdef double[:, ::1] CT = np.empty((T, d * wide if gemm else 1))
-    cdef double[:, ::1] csq = np.empty((T, wide))
-    cdef double[:, ::1] xbuf = np.empty((T, _BLOCK * d if gemm else 1))
-    cdef double[:, ::1] S = np.empty((T, _BLOCK * wide if gemm else 1))
+    cdef double[::1] xsq = np.empty(n)
+    cdef floating[:, ::1] CT = np.empty((T, d * kp), dtype=dtype)
+    cdef floating[:, ::1] csq = np.empty((T, kp), dtype=dtype)
+    cdef floating[:, :, ::1] second = np.empty((T, 2, n), dtype=dtype)   # best, second
+    cdef double[:, ::1] PT = np.zeros((T, d * 4 * W))
+    cdef double[:, ::1] gain = np.empty((T, n_trials + 4 * W))
     cdef int64_t[:, ::1] cand = np.empty((T, n_trials), dtype=np.int64)
-    cdef double[:, ::1] cand_pot = np.empty((T, n_trials))
     cdef int64_t[:, ::1] todo = np.empty((T, n), dtype=np.int64)
     cdef int[:, ::1] lab = np.empty((T, n), dtype=np.intc)
     cdef double[:, :, ::1] bounds = np.empty((T, 2, n))
     cdef double[::1] thread_obj = np.full(T, np.inf)
     cdef int64_t[::1] thread_run = np.full(T, -1, dtype=np.int64)
+    with nogil:
+        for i in range(n):
+            xsq[i] = 0.0
+            for f in range(d):
+                xsq[i] = xsq[i] + <double>X[i, f] * <double>X[i, f]
     lo = first
     while lo < first + n_runs:         # rounds of a few runs per thread: Ctrl-C between
         hi = min(lo + 4 * T, first + n_runs)
@@ -360,16 +327,15 @@ def lloyd_restarts(const floating[:, ::1] X, const floating[::1] sample_weight, 
             for r in prange(lo, hi, schedule="dynamic"):
                 state = gmm_rng_stream(seed, <uint64_t>r)
                 _seed(&X[0, 0], &sample_weight[0], n, d, k, n_trials, total_weight, &state,
-                      &C[tid, 0, 0], &rows[tid, 0, 0], &cand_pot[tid, 0], &xsq[0],
-                      &CT[tid, 0] if gemm else NULL, &csq[tid, 0], &xbuf[tid, 0],
-                      &S[tid, 0], &cand[tid, 0])
-                obj = _lloyd(&X[0, 0], &sample_weight[0], n, d, k, max_iter, &C[tid, 0, 0],
-                             &C_old[tid, 0, 0], &sums[tid, 0, 0], &wsum[tid, 0],
+                      level, &C[tid, 0, 0], &rows[tid, 0, 0], &PT[tid, 0], &gain[tid, 0],
+                      &cand[tid, 0])
+                obj = _lloyd(level, &X[0, 0], &sample_weight[0], n, d, k, kp, tol, max_iter,
+                             &C[tid, 0, 0], &C_old[tid, 0, 0], &sums[tid, 0, 0], &wsum[tid, 0],
                              &shift[tid, 0], &half_gap[tid, 0], &labels[tid, 0],
                              &rows[tid, 1, 0], &rows[tid, 2, 0], &n_iter[r - first], &xsq[0],
-                             &CT[tid, 0] if gemm else NULL, &csq[tid, 0], &xbuf[tid, 0],
-                             &S[tid, 0], &todo[tid, 0], &lab[tid, 0], &bounds[tid, 0, 0],
-                             &bounds[tid, 1, 0])
+                             &CT[tid, 0], &csq[tid, 0], &second[tid, 0, 0],
+                             &second[tid, 1, 0], &todo[tid, 0], &lab[tid, 0],
+                             &bounds[tid, 0, 0], &bounds[tid, 1, 0])
                 objectives[r - first] = obj
                 if obj < thread_obj[tid] or (obj == thread_obj[tid] and r < thread_run[tid]):
                     thread_obj[tid] = obj

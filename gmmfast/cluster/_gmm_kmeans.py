@@ -124,8 +124,9 @@ class GMMKMeans(TransformerOutputMixin, BaseEstimator):
         all in one nogil kernel, parallel over the runs. On small problems a run costs
         microseconds there, far less than a Python-level G-MM phase, so sampling many
         basins first uses the time better than escapes alone do at small k. "auto": as
-        many as 2 x 10^8 row-center-feature products allow (at most 0.1-0.3 s on one
-        core, at most 1000 runs), none when two runs would cost more (large data). 0 disables.
+        many as 7.2e9 passes x rows x centers x (features + 16) allow (about 0.3-0.5 s
+        on one core, at most 1000 runs), none when two runs would cost more (large
+        data). 0 disables.
         Deterministic for a fixed ``random_state``, whatever the thread count.
     escape_effort : float, default=1.0
         The escape proposals also stop once they have made this many times as

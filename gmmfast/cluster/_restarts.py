@@ -13,16 +13,23 @@ from typing import Any, Optional, Tuple
 
 import numpy as np
 
+from .._kernels._kmeans import simd_level
 from .._kernels._restarts import lloyd_restarts
 from .._validation import draw_seed
 
 
-#: Work (row-center-feature products, passes x n x k x d) the seeding restarts may spend
-#: with ``restarts="auto"``: about 0.1-0.3 s on one core. Measured (bench/sweep.py, AMD
-#: Zen 4): 5e7 left cancer-std k=6, digits-std k=10 and D31 k=31 above equal-time restarts
-#: (+5e-5, +1e-3, +4e-6); 2e8 wins or ties them. A problem where two runs would cost
-#: more gets none (large data: G-MM and its escapes use the time better).
-RESTART_WORK = 2e8
+#: A row-center pair costs a restart as much as this many features more than it has: the
+#: search and the k-means++ step cost a row-center pair about (d + 16) times a constant
+#: (measured on 13 sets, d 2-64: 0.4-1.1 ns per pair and pass at d = 2, 4-5 ns at 50-64).
+FEATURE_OVERHEAD = 16
+#: Work (passes x n x k x (d + FEATURE_OVERHEAD)) the seeding restarts may spend with
+#: ``restarts="auto"``, about 0.3-0.5 s on one core. A problem where two runs would cost
+#: more gets none (large data: G-MM and its escapes use the time better). Measured
+#: (bench/sweep.py, AMD Zen 4, AVX-512; 14 cells of 7 sets, then 12 seeds of 50-d blobs,
+#: k = 30): 1.8e9 (2e8 row-center-feature products at d = 2, the budget before) left 4 cells
+#: above equal-time restarts, 50-d blobs by 4.8e-4; 7.2e9 two, by 1.1e-6 and 1.1e-4 (4.5e-5
+#: over 12 seeds); 1.44e10 wins that cell by 8e-5 at twice the time.
+RESTART_WORK = 7.2e9
 #: At most this many restarts, however small the problem.
 MAX_RESTARTS = 1000
 #: Lloyd's passes a restart's work is first estimated at (before its first run).
@@ -43,11 +50,16 @@ class Restarts:
 
 def restarts_fit(n: int, k: int, d: int, runs: Any, work: float = RESTART_WORK) -> bool:
     """Whether ``runs`` seeding restarts (an int, or "auto") go ahead on n rows, k centers, d
-    features: an int always; "auto" when two runs fit in ``work`` products (each estimated
-    at _RESTART_PASSES passes and its seeding's 2 + log k)."""
+    features: an int always; "auto" when two runs fit in ``work`` (each estimated at
+    _RESTART_PASSES passes and its seeding's 2 + log k, each n k (d + FEATURE_OVERHEAD))."""
     if runs != "auto":
         return int(runs) > 0
-    return float(n) * k * d * (2 + int(math.log(k)) + _RESTART_PASSES) * 2 <= work
+    return _unit(n, k, d) * (2 + int(math.log(k)) + _RESTART_PASSES) * 2 <= work
+
+
+def _unit(n: int, k: int, d: int) -> float:
+    """The work of one pass of a restart over n rows, k centers, d features."""
+    return float(n) * k * (d + FEATURE_OVERHEAD)
 
 
 def restart_centers(X: np.ndarray, sw: np.ndarray, k: int, runs: Any,
@@ -60,7 +72,7 @@ def restart_centers(X: np.ndarray, sw: np.ndarray, k: int, runs: Any,
     not even two would fit. Depends on ``rng`` only, never on the thread count."""
     n, d = X.shape
     trials = 2 + int(math.log(k))
-    unit = float(n) * k * d
+    unit = _unit(n, k, d)
     if not restarts_fit(n, k, d, runs, work):
         return None
     seed = draw_seed(rng)
@@ -68,8 +80,9 @@ def restart_centers(X: np.ndarray, sw: np.ndarray, k: int, runs: Any,
     objectives = np.empty(total)
     n_iter = np.empty(total, dtype=np.intc)
     centers = np.empty((k, d), dtype=X.dtype)
+    level = simd_level()
     best = lloyd_restarts(X, sw, k, seed, 0, 1, trials, 300, centers, objectives[:1],
-                          n_iter[:1], n_threads)
+                          n_iter[:1], n_threads, level)
     if runs == "auto":
         total = int(min(MAX_RESTARTS, work // ((n_iter[0] + trials) * unit)))
         if total < 2:
@@ -77,7 +90,7 @@ def restart_centers(X: np.ndarray, sw: np.ndarray, k: int, runs: Any,
     if total > 1:
         rest = np.empty_like(centers)
         r = lloyd_restarts(X, sw, k, seed, 1, total - 1, trials, 300, rest, objectives[1:total],
-                           n_iter[1:total], n_threads)
+                           n_iter[1:total], n_threads, level)
         if objectives[r] < objectives[0]:
             best, centers = r, rest
     return centers, Restarts(runs=total, objectives=objectives[:total].copy(),
