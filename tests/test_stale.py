@@ -223,6 +223,12 @@ def test_lssvm_measurements_never_reach_the_restarts(stale, monkeypatch):
     monkeypatch.setattr(_restarts, "lloyd_restarts", refuse)
     regions = np.random.default_rng(0).normal(size=(60, 5, 3))     # (n, R, d)
     assert discover_parts(regions, 4, random_state=0).shape == (4, 3)
+    X = regions.reshape(-1, 3)
+    C = X[:4].copy()
+    for kw in ({}, {"selection": "random", "eta": 0.02}, {"eta": 1.0}):   # given centers
+        GMMKMeans(4, init=C, random_state=0, **kw).fit(X)
     with pytest.raises(AssertionError, match="restarts ran"):
-        GMMKMeans(4, random_state=0).fit(regions.reshape(-1, 3))
+        GMMKMeans(4, random_state=0).fit(X)
     assert all(p in stale._LSSVM and p in stale._POTTS for p in stale.NOT_REACHED)
+    for script in ("eta_sweep", "lloyd_iteration", "walk_samplers", "walk_steps"):
+        assert "init=" in (ROOT / "bench" / f"{script}.py").read_text(), script
