@@ -16,10 +16,10 @@ import numpy as np
 
 from _common import markdown_table, write_results
 from gmmfast.core import generalized_mm  # noqa: E402
-from gmmfast.datasets import make_cluttered_digits  # noqa: E402
+from gmmfast.datasets import make_cluttered_objects  # noqa: E402
 from gmmfast.lssvm import (LatentMulticlassModel, LSSVMBounds, MultifoldBias,  # noqa: E402
                            named_latent_init)
-from gmmfast.experiments.table2 import DIGITS_DEFAULTS, LAM, cv_folds, split  # noqa: E402
+from gmmfast.experiments.table2 import OBJECTS_DEFAULTS, LAM, cv_folds, split  # noqa: E402
 
 INIT = "top-left"
 FOLD = 0
@@ -73,7 +73,7 @@ def run(kind: str, D, train):
 
 
 def main() -> None:
-    D = make_cluttered_digits(random_state=0, **DIGITS_DEFAULTS)
+    D = make_cluttered_objects(**dict(OBJECTS_DEFAULTS, random_state=0))
     folds = cv_folds(len(D.target), 5, 0)
     train, _ = split(len(D.target), folds, FOLD)
     rows = []
