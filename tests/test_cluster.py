@@ -839,7 +839,14 @@ def test_seeding_restarts_only_where_they_apply():
         GMMKMeans(6, restarts=-1).fit(X)
     # "auto" makes none where two runs would cost more than its work budget
     big = np.random.default_rng(0).normal(size=(20000, 64))
-    assert GMMKMeans(50, random_state=0, max_iter=3, patience=0).fit(big).restarts_ is None
+    assert GMMKMeans(100, random_state=0, max_iter=3, patience=0).fit(big).restarts_ is None
+    # nor on the coarse level of a coarse-to-fine fit (beyond 20,000 rows), where a count
+    # still runs: cheap as they would be, they are not part of that level's budget
+    many = blobs(30000, 4, seed=2)[0]
+    fit = GMMKMeans(4, random_state=0).fit(many)
+    assert fit.levels_[0].rows < 30000 and fit.restarts_ is None
+    assert GMMKMeans(4, random_state=0).fit(many[:20000]).restarts_.runs > 1
+    assert GMMKMeans(4, random_state=0, restarts=3).fit(many).restarts_.runs == 3
 
 
 @pytest.mark.parametrize("d", [2, 20])

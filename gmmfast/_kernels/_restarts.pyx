@@ -64,6 +64,20 @@ cdef void _pp(int level, const floating* X, const floating* sw, Py_ssize_t n, Py
         gmm_pp_f(level, X, n, d, PT, tp, sw, closest, update, pot, gain)
 
 
+cdef double _update(const floating* X, const floating* sw, Py_ssize_t n, Py_ssize_t d,
+                    const floating* c, double* closest) noexcept nogil:
+    """closest_i = min(closest_i, ||x_i - c||^2); returns the potential sum_i sw_i closest_i.
+    One center: sqdist's loop over the features beats a k-means++ step with one lane used."""
+    cdef Py_ssize_t i
+    cdef double dist, pot = 0.0
+    for i in range(n):
+        dist = sqdist(X + i * d, c, d)
+        if dist < closest[i]:
+            closest[i] = dist
+        pot = pot + sw[i] * closest[i]
+    return pot
+
+
 cdef void _seed(const floating* X, const floating* sw, Py_ssize_t n, Py_ssize_t d,
                 Py_ssize_t k, int n_trials, double total_weight, uint64_t* state, int level,
                 floating* C, double* closest, double* PT, double* gain,
@@ -71,8 +85,8 @@ cdef void _seed(const floating* X, const floating* sw, Py_ssize_t n, Py_ssize_t 
     """Greedy k-means++ into C: each new center the best of n_trials rows drawn with
     probability sw_i closest_i / potential, the one that lowers the potential most (first
     among equals); closest_i ends as the squared distance of row i to its nearest center.
-    Both passes per center are gmm_simd.h's k-means++ step (candidates in groups of at
-    most 4 vectors of W lanes, PT d x 4W, gain n_trials + 4W)."""
+    The candidates' gains are gmm_simd.h's k-means++ step (in groups of at most 4 vectors
+    of W lanes; PT d x 4W, gain n_trials + 4W), the update a loop over the rows."""
     cdef Py_ssize_t i, c, t, g, r, best_t, f, tp, W = gmm_pp_width(level)
     cdef double pot, best_gain
     for i in range(n):
@@ -82,9 +96,7 @@ cdef void _seed(const floating* X, const floating* sw, Py_ssize_t n, Py_ssize_t 
         memcpy(C + c * d, X + r * d, d * sizeof(floating))
         if c == k - 1:
             break
-        for f in range(d):                     # lane 0: the new center; update closest
-            PT[f * W] = <double>X[r * d + f]
-        _pp(level, X, sw, n, d, PT, W, closest, 1, &pot, gain)
+        pot = _update(X, sw, n, d, X + r * d, closest)
         for t in range(n_trials):
             cand[t] = _draw(sw, closest, n, pot, state)
         g = 0
@@ -101,9 +113,7 @@ cdef void _seed(const floating* X, const floating* sw, Py_ssize_t n, Py_ssize_t 
             if gain[t] > best_gain:
                 best_gain, best_t = gain[t], t
         r = cand[best_t]
-    for f in range(d):
-        PT[f * W] = <double>C[(k - 1) * d + f]
-    _pp(level, X, sw, n, d, PT, W, closest, 1, &pot, gain)
+    _update(X, sw, n, d, C + (k - 1) * d, closest)
 
 
 cdef void _search(int level, const floating* X, const int64_t* todo, Py_ssize_t m,

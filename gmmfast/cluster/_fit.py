@@ -12,7 +12,7 @@ picked once from the data kind by :func:`as_rows`, which also validates X and th
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, List, Optional, Union
 
 import numpy as np
@@ -290,10 +290,13 @@ def fit_gmm(rows: Any, p: GMMParams, rng: np.random.Generator) -> Run:
     levels = p.levels(rows.n)
     coarse = rows if len(levels) == 1 else rows.sample(levels[0], p.k, rng)
     level_passes = None if len(levels) == 1 else coarse_level_passes(p, rows.n, coarse.n)
+    # "auto" restarts are for data fitted on all its rows: a coarse level's work is held to
+    # its own budget (level_passes), which the restarts are not part of
+    seeding = p if len(levels) == 1 or p.restarts != "auto" else replace(p, restarts=0)
 
     def start(r: int) -> np.ndarray:
         t = time.perf_counter()
-        w0 = coarse.seed(p, rng)
+        w0 = coarse.seed(seeding, rng)
         if p.verbose:
             print(f"G-MM k-means{rows.where} run {r + 1}/{p.n_init}: initialisation "
                   f"({p.init if isinstance(p.init, str) else 'given'}) on {coarse.n} rows "

@@ -125,8 +125,8 @@ class GMMKMeans(TransformerOutputMixin, BaseEstimator):
         microseconds there, far less than a Python-level G-MM phase, so sampling many
         basins first uses the time better than escapes alone do at small k. "auto": as
         many as 7.2e9 passes x rows x centers x (features + 16) allow (about 0.3-0.5 s
-        on one core, at most 1000 runs), none when two runs would cost more (large
-        data). 0 disables.
+        on one core, at most 1000 runs), none when two runs would cost more or when
+        the fit is coarse to fine (large data). 0 disables.
         Deterministic for a fixed ``random_state``, whatever the thread count.
     escape_effort : float, default=1.0
         The escape proposals also stop once they have made this many times as
