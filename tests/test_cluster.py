@@ -629,13 +629,25 @@ def test_x_is_validated_once_per_fit(monkeypatch, make):
     assert seen == ["X"]
 
 
-def test_initial_centers_are_the_fits_start_and_inertia_its_objective():
+def test_initial_centers_are_the_fits_start_and_inertia_its_objective(monkeypatch):
     X = np.random.default_rng(2).normal(size=(500, 3))
-    from gmmfast.cluster import inertia
+    from gmmfast.cluster import inertia, _restarts
     for init in ("k-means++", "k-means||", "forgy", "random-partition"):
         w0 = initial_centers(X, 6, init, random_state=4)
-        est = GMMKMeans(6, init=init, random_state=4, n_init=1).fit(X)
+        est = GMMKMeans(6, init=init, random_state=4, n_init=1, restarts=0).fit(X)
         assert est.history_.initial_objective == inertia(X, w0)
+    # one seeding: never the default fit's restarts (Table 1 compares methods from it)
+    default = GMMKMeans(6, random_state=4).fit(X)
+    assert default.restarts_.runs > 1
+    assert default.history_.initial_objective < inertia(X, initial_centers(X, 6, random_state=4))
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the seeding restarts ran")
+    monkeypatch.setattr(_restarts, "lloyd_restarts", refuse)
+    initial_centers(X, 6, "k-means++", random_state=4)
+    with pytest.raises(AssertionError, match="restarts ran"):
+        GMMKMeans(6, random_state=4).fit(X)
+    monkeypatch.undo()
     assert inertia(X, est.cluster_centers_) == est.inertia_ == -est.score(X)
     with pytest.raises(ValueError, match="init must be one of"):
         initial_centers(X, 6, "kmeans++")

@@ -69,7 +69,8 @@ def initial_centers(X: Any, n_clusters: int, init: Any = "k-means++", *,
                     init_size: Any = "auto", sample_weight: Any = None,
                     random_state: Any = None, n_threads: Optional[int] = None) -> np.ndarray:
     """Initial centers as :class:`~gmmfast.cluster.GMMKMeans` draws them (in memory or over a
-    dask array's blocks): to compare methods from identical initialisations.
+    dask array's blocks): to compare methods from identical initialisations. One seeding by
+    ``init``: the default fit's seeding restarts are not made here.
 
     Parameters
     ----------
@@ -92,7 +93,9 @@ def initial_centers(X: Any, n_clusters: int, init: Any = "k-means++", *,
     k = check_int(n_clusters, "n_clusters", 1, rows.n)
     validate_params({"init_size": init_size},
                     {"init_size": [Interval("int", k), Options("auto"), NONE]})
-    p = GMMParams(k=k, init=check_init(init, k, rows.d, rows.dtype), init_size=init_size)
+    # one seeding, never the default fit's seeding restarts (the best of many Lloyd runs)
+    p = GMMParams(k=k, init=check_init(init, k, rows.d, rows.dtype), init_size=init_size,
+                  restarts=0)
     rows.check(p)
     if n_threads is not None:
         rows.n_threads = check_threads(n_threads)
