@@ -110,6 +110,29 @@ def test_fresh_then_stale_after_a_change_to_measured_code(stale, repo, capsys):
     assert "STALE" in out and change in out
 
 
+def test_comments_and_docstrings_change_no_measurement(stale, repo):
+    (repo / "gmmfast" / "cluster" / "_fit.py").write_text('"""Fit."""\nx = 1\n')
+    c = commit(repo, "code")
+    write_results(repo, "table1.md", header(c))
+    commit(repo, "results")
+    (repo / "gmmfast" / "cluster" / "_fit.py").write_text(
+        '"""The fit driver."""\n# one\nx = 1  # the value\n\n\ndef f():\n    """F."""\n')
+    commit(repo, "add f")                          # a function is code
+    assert verdicts(stale, repo)["table1.md"].stale
+    write_results(repo, "table1.md", header(git(repo, "rev-parse", "--short", "HEAD")))
+    commit(repo, "results again")
+    (repo / "gmmfast" / "cluster" / "_fit.py").write_text(
+        '"""The fit driver, re-worded."""\nx = 1  # its value\n\n\ndef f():\n'
+        '    """What f does."""\n')
+    commit(repo, "docstrings")
+    assert not verdicts(stale, repo)["table1.md"].stale
+    (repo / "gmmfast" / "cluster" / "_fit.py").write_text(
+        '"""The fit driver, re-worded."""\nx = 1  # its value\n\n\ndef f():\n'
+        '    """What f does."""\n    return 2\n')
+    change = commit(repo, "f returns 2")
+    assert verdicts(stale, repo)["table1.md"].changes == [change]
+
+
 def test_a_change_to_the_script_itself_makes_it_stale(stale, repo):
     write_results(repo, "table1.md", header(git(repo, "rev-parse", "--short", "HEAD")))
     commit(repo, "results")
@@ -210,25 +233,46 @@ def test_measured_table_names_existing_scripts_and_paths(stale):
             assert (ROOT / p.split(")")[-1]).exists(), (script, p)
 
 
-def test_lssvm_measurements_never_reach_the_restarts(stale, monkeypatch):
-    """NOT_REACHED is left out of the LS-SVM, scene and Potts measurements: the k-means they
-    run (discover_parts) must never call the seeding restarts, which a default clustering
-    fit does (the check's control)."""
+def test_the_search_code_is_reached_only_where_the_table_says(stale, monkeypatch):
+    """RESTARTS and ESCAPES are left out of what some scripts measure: the k-means of the
+    LS-SVM and scene models (discover_parts) and the random-walk fits never call the seeding
+    restarts' kernel nor the escapes; lloyd_iteration's fits (given centers, patience=0) call
+    the escapes' entry only (no proposals, no kernel); merge-split with escapes from given
+    centers (eta_sweep, walk_samplers) and a default fit call both (the check's control)."""
     from gmmfast import GMMKMeans
-    from gmmfast.cluster import _restarts
+    from gmmfast.cluster import _fit, _restarts
     from gmmfast.lssvm import discover_parts
+    calls = []
+    kernel, escape = _restarts.lloyd_restarts, _fit.escape
+    monkeypatch.setattr(_restarts, "lloyd_restarts",
+                        lambda *a, **kw: calls.append("kernel") or kernel(*a, **kw))
+    monkeypatch.setattr(_fit, "escape", lambda *a, **kw: calls.append("escape") or escape(*a, **kw))
 
-    def refuse(*args, **kwargs):
-        raise AssertionError("the seeding restarts ran")
-    monkeypatch.setattr(_restarts, "lloyd_restarts", refuse)
+    def reached(fit):
+        calls.clear()
+        fit()
+        return set(calls)
     regions = np.random.default_rng(0).normal(size=(60, 5, 3))     # (n, R, d)
-    assert discover_parts(regions, 4, random_state=0).shape == (4, 3)
+    assert reached(lambda: discover_parts(regions, 4, random_state=0)) == set()
     X = regions.reshape(-1, 3)
     C = X[:4].copy()
-    for kw in ({}, {"selection": "random", "eta": 0.02}, {"eta": 1.0}):   # given centers
-        GMMKMeans(4, init=C, random_state=0, **kw).fit(X)
-    with pytest.raises(AssertionError, match="restarts ran"):
-        GMMKMeans(4, random_state=0).fit(X)
+    walk = dict(selection="random", eta=0.02, walk_steps=200)
+    assert reached(lambda: GMMKMeans(4, init=C, random_state=0, **walk).fit(X)) == set()
+    assert reached(lambda: GMMKMeans(4, init=C, eta=1.0).fit(X)) == set()
+    assert reached(lambda: GMMKMeans(4, init=C, max_iter=3, tol=0, patience=0).fit(X)) \
+        == {"escape"}
+    est = GMMKMeans(4, init=C, random_state=0)
+    assert reached(lambda: est.fit(X)) == {"escape", "kernel"}
+    assert any(e.kind == "re-split" for e in est.escapes_)
+    assert reached(lambda: GMMKMeans(4, random_state=0).fit(X)) == {"escape", "kernel"}
+    # the table says so, and the scripts still fit that way
+    M = stale.MEASURED
     assert all(p in stale._LSSVM and p in stale._POTTS for p in stale.NOT_REACHED)
-    for script in ("eta_sweep", "lloyd_iteration", "walk_samplers", "walk_steps"):
-        assert "init=" in (ROOT / "bench" / f"{script}.py").read_text(), script
+    assert all(p in M[s] for s in ("walk_steps", "walk_throughput") for p in stale.NOT_REACHED)
+    assert all(p in M["lloyd_iteration"] for p in stale.RESTARTS)
+    assert not any(p in M["lloyd_iteration"] for p in stale.ESCAPES)
+    assert not any(p in M[s] for s in ("eta_sweep", "walk_samplers") for p in stale.NOT_REACHED)
+    text = {s: (ROOT / "bench" / f"{s}.py").read_text() for s in
+            ("lloyd_iteration", "walk_steps", "walk_throughput")}
+    assert "init=C" in text["lloyd_iteration"] and "patience=0" in text["lloyd_iteration"]
+    assert 'selection="random"' in text["walk_steps"] and "GMMKMeans" not in text["walk_throughput"]

@@ -329,3 +329,34 @@ def test_escapes_respect_the_iteration_cap_and_the_work_budget():
     passes = np.cumsum([e.passes for e in est.escapes_])
     assert passes[-1] > 0 and (passes[:-1] < floor).all()
     assert passes[-1] <= floor + 30 + 3
+
+
+def test_resplits_lower_groups_of_clusters_once_the_merge_splits_run_out(monkeypatch):
+    # 6 blobs in 20 dimensions split into 18 clusters: the 2k merge-split proposals run
+    # out; clustering 3 neighbouring clusters afresh at a time lowers the objective further
+    from sklearn.datasets import make_blobs
+    import gmmfast.cluster._escape as escape_module
+    X, _ = make_blobs(1800, centers=6, n_features=20, cluster_std=3.0, center_box=(-10, 10),
+                      random_state=5)
+    with threadpool_limits(limits=1, user_api="openmp"):
+        est = GMMKMeans(18, random_state=0).fit(X)
+    kinds = [e.kind for e in est.escapes_]
+    assert "re-split" in kinds and kinds == sorted(kinds)      # merge-splits first
+    best = est.history_.objective[-1]
+    for e in est.escapes_:
+        assert e.history.invariant_violations() == []
+        assert e.accepted == (e.objective < best * (1 - 1e-12))
+        best = min(best, e.objective) if e.accepted else best
+        if e.kind == "re-split":
+            assert len(e.merged) == 3 and list(e.merged) == list(e.into) and len(e.rows) == 0
+    assert any(e.accepted for e in est.escapes_ if e.kind == "re-split")
+    assert est.levels_[0].objective == best and est.inertia_ <= best
+    # the same fit on two threads
+    with threadpool_limits(limits=2, user_api="openmp"):
+        two = GMMKMeans(18, random_state=0).fit(X)
+    assert two.inertia_ == est.inertia_ and np.array_equal(two.labels_, est.labels_)
+    # switched off (a group as large as k is never re-split), the fit ends higher
+    monkeypatch.setattr(escape_module, "RESPLIT_GROUP", 18)
+    off = GMMKMeans(18, random_state=0).fit(X)
+    assert all(e.kind == "merge-split" for e in off.escapes_)
+    assert est.inertia_ < off.inertia_ * (1 - 1e-4)

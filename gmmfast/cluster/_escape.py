@@ -19,6 +19,15 @@ drawn in the m costliest clusters, m = k / 32 halved after each batch that
 fails, so a large k is fixed many clusters per phase; then one merge at a
 time, alternating the cheapest merges with the costliest clusters' points
 (along the diagonals of the two rankings) and with a greedy k-means++ step.
+When those proposals run out (at small k there are only 2k of them) the search
+re-splits instead: a cluster and its RESPLIT_GROUP - 1 nearest neighbours (by
+center distance; the costliest clusters first) are clustered afresh on their own
+rows, the best of RESPLIT_RUNS k-means runs (greedy k-means++, then Lloyd; the
+seeding restarts' kernel), and when that lowers their cost the G-MM phase runs
+from the new centers. Where restarts would have to get every true cluster's
+split right at once, this improves one group at a time (10 blobs in 50
+dimensions split into 30 clusters: SSE 0.2 % below the best of 22 restarts). It
+stops after a round of k groups in a row that did not improve.
 The guarantee: the objective of the kept solution never increases, each phase is a
 G-MM run with its recorded invariants, and the search stops after
 ``patience`` proposals in a row that did not improve it, when they have made
@@ -28,14 +37,17 @@ problem), or after ``max_time`` seconds.
 """
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, List, Optional, Tuple
 
 import numpy as np
 
+from .._validation import draw_seed
 from ..core import GMMResult, History
 from . import _merge
+from ._restarts import local_restarts
 
 #: A phase is kept when it lowers the best objective by more than this fraction (rounding).
 _IMPROVEMENT = 1e-12
@@ -45,6 +57,11 @@ BATCH_DIVISOR = 32
 #: spend whatever the effort allows, about a second on one core: on small sets escaping
 #: stops by patience alone.
 MIN_ESCAPE_WORK = 1e10
+#: A re-split proposal clusters afresh this many neighbouring clusters (about the centers
+#: a true cluster gets at 3 times its number of clusters) ...
+RESPLIT_GROUP = 3
+#: ... as the best of this many k-means runs on their rows.
+RESPLIT_RUNS = 10
 
 
 def pass_budget(effort: float, init_passes: float, n_iter: int, n: int, k: int,
@@ -64,9 +81,10 @@ class Escape:
     Attributes
     ----------
     merged, into : ndarray of int
-        Clusters ``merged`` were merged into their neighbours ``into``.
+        Clusters ``merged`` were merged into their neighbours ``into`` (a re-split: the
+        clusters re-split, both).
     rows : ndarray of int
-        Their centers were moved to these rows of X.
+        Their centers were moved to these rows of X (a re-split: none).
     start_objective : float
         F at the proposed centers (the phase's F(w_0)).
     objective : float
@@ -77,6 +95,8 @@ class Escape:
         Passes over the data the proposal and its phase made.
     history : gmmfast.core.History
         The phase's record (its invariants are those of any G-MM run).
+    kind : {"merge-split", "re-split"}
+        The proposal: a merge and a split, or a group of clusters clustered afresh.
     """
 
     merged: np.ndarray
@@ -87,20 +107,23 @@ class Escape:
     accepted: bool
     passes: int
     history: History
+    kind: str = "merge-split"
 
 
 def escape(family, best: GMMResult, run: Callable[[np.ndarray, int], GMMResult],
            rng: np.random.Generator, *, n_neighbors: int, patience: int, max_iter: int,
            max_passes: float, max_time: Optional[float]
            ) -> Tuple[GMMResult, List[Escape], Any]:
-    """Merge-split proposals after convergence (see the module); returns the best run, the
-    record of every proposal and the cluster sums at the best run's centers.
+    """Merge-split, then re-split proposals after convergence (see the module); returns the
+    best run, the record of every proposal and the cluster sums at the best run's centers.
 
     ``family`` is a sums-based bound family (:class:`~gmmfast.cluster._family.
     KMeansBounds`, or the Dask one) whose last pass was at ``best.w`` with points drawn
     for relocation; it gives ``row(i)`` (row i of the data) and, optionally,
     ``new_center(others, rng)`` (the row a greedy k-means++ step picks; without it only
-    the costliest clusters' drawn points re-seed). ``run(w0, max_iter)`` runs one
+    the costliest clusters' drawn points re-seed); in memory (``X``, ``sw`` and ``n_threads``
+    its rows, their weights and its threads) the re-split stage follows (on Dask the search
+    ends with the merge-split proposals). ``run(w0, max_iter)`` runs one
     G-MM phase from ``w0`` with the same family, of at most ``max_iter`` iterations.
     The phases together make about ``max_passes`` passes over the data (a phase
     makes one per iteration and one at its start, a k-means++ re-seed two more).
@@ -161,7 +184,51 @@ def escape(family, best: GMMResult, run: Callable[[np.ndarray, int], GMMResult],
                 break
             failures += 1
         if not improved:
-            return best, records, sums
+            break
+    k = sums.weight.shape[0]
+    m = RESPLIT_GROUP
+    if not isinstance(getattr(family, "X", None), np.ndarray) or k <= m:
+        return best, records, sums
+    # the merge-split proposals ran out (small k): re-split groups of neighbouring clusters
+    # until every group has failed once in a row
+    failures = 0
+    labels = family.labels(best.w).copy()
+    n = labels.shape[0]
+    passes += 1
+    order = np.argsort(-sums.cost, kind="stable")
+    t = 0
+    while failures < min(patience, k) and not out_of_time():
+        j = int(order[t % k])
+        t += 1
+        dist = np.einsum("jd,jd->j", best.w - best.w[j], best.w - best.w[j])
+        dist[j] = -1.0
+        group = np.sort(np.argsort(dist, kind="stable")[:m])
+        rows = np.flatnonzero(np.isin(labels, group))
+        failures += 1
+        if rows.shape[0] <= m or not family.sw[rows].sum() > 0:
+            continue
+        centers, local, pairs = local_restarts(family.X, family.sw, rows, m, RESPLIT_RUNS,
+                                               draw_seed(rng), family.n_threads)
+        local_passes = pairs / (n * k) + rows.shape[0] / n
+        passes += local_passes
+        if not local < sums.cost[group].sum() * (1.0 - _IMPROVEMENT):
+            continue
+        w0 = best.w.copy()
+        w0[group] = centers
+        res = run(w0, max_iter)
+        passes += res.n_iter + 1
+        cost = res.n_iter + 1 + math.ceil(local_passes)
+        accepted = res.objective < best.objective * (1.0 - _IMPROVEMENT)
+        records.append(Escape(merged=group, into=group, rows=np.empty(0, dtype=np.int64),
+                              start_objective=res.history.initial_objective,
+                              objective=res.objective, accepted=accepted, passes=cost,
+                              history=res.history, kind="re-split"))
+        if accepted:
+            best, sums = res, family.last.sums
+            labels = family.last.labels.copy()
+            order = np.argsort(-sums.cost, kind="stable")
+            failures, t = 0, 0
+    return best, records, sums
 
 
 def _cheapest_merges(into: np.ndarray, cost: np.ndarray, m: int) -> np.ndarray:

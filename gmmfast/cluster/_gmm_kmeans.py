@@ -117,6 +117,10 @@ class GMMKMeans(TransformerOutputMixin, BaseEstimator):
         keep a result only if its objective is lower; stop after ``patience``
         proposals in a row that did not lower it. 0 disables. "auto" is
         max(80, n_clusters): the (merge, split) pairs to try grow with k.
+        When the pairs run out first (small k: there are 2 n_clusters of them),
+        groups of 3 neighbouring clusters are clustered afresh on their rows
+        (the best of 10 k-means runs) and G-MM run again from there when that
+        lowers their cost, until a round of n_clusters groups in a row fails.
         Deterministic for a fixed ``random_state``.
     restarts : int or "auto", default="auto"
         With "merge-split" and init="k-means++": start G-MM from the best of this many
@@ -165,9 +169,10 @@ class GMMKMeans(TransformerOutputMixin, BaseEstimator):
         selection has at least two (on small data: G-MM's level and the polish, both on
         every row); the other selections one, unless ``sample_size`` is a sample.
     escapes_ : list of gmmfast.cluster._escape.Escape
-        Every escape proposal of the kept run in order: what was merged and
-        re-seeded, the phase's objective and History, and whether it was kept
-        (the kept objective never increases).
+        Every escape proposal of the kept run that ran a G-MM phase, in order: its
+        ``kind`` ("merge-split" or "re-split"), what was merged and re-seeded or
+        re-split, the phase's objective and History, and whether it was kept (the
+        kept objective never increases).
     restarts_ : gmmfast.cluster._restarts.Restarts or None
         The seeding restarts of the kept run (how many, each run's objective and passes,
         the one G-MM started from), or None when the fit made none.

@@ -95,3 +95,19 @@ def restart_centers(X: np.ndarray, sw: np.ndarray, k: int, runs: Any,
             best, centers = r, rest
     return centers, Restarts(runs=total, objectives=objectives[:total].copy(),
                              n_iter=n_iter[:total].copy(), best=int(best))
+
+
+def local_restarts(X: np.ndarray, sw: np.ndarray, rows: np.ndarray, m: int, runs: int,
+                   seed: int, n_threads: int) -> Tuple[np.ndarray, float, float]:
+    """The best of ``runs`` k-means runs (greedy k-means++, then Lloyd to a fixed point) with
+    m centers on the rows ``rows`` of X: their centers, their objective on those rows, and
+    the row-center pairs the runs computed (passes, seeding trials included, x rows x m)."""
+    Xr = np.ascontiguousarray(X[rows])
+    centers = np.empty((m, X.shape[1]), dtype=X.dtype)
+    objectives = np.empty(runs)
+    n_iter = np.empty(runs, dtype=np.intc)
+    trials = 2 + int(math.log(m))
+    best = lloyd_restarts(Xr, np.ascontiguousarray(sw[rows]), m, seed, 0, runs, trials, 300,
+                          centers, objectives, n_iter, n_threads, simd_level())
+    pairs = float(np.sum(n_iter + trials)) * rows.shape[0] * m
+    return centers, float(objectives[best]), pairs
