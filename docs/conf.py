@@ -119,7 +119,7 @@ BENCH_GROUPS = [
     ("kernels", "Kernels",
      "One Lloyd iteration, one seeding restart, the random walk, alpha-expansion and the "
      "scikit-learn drop-in.",
-     ["lloyd_iteration", "lloyd_iteration_2threads", "restarts", "walk_throughput",
+     ["lloyd_iteration", "restarts", "walk_throughput",
       "potts_throughput", "dropin"]),
     ("lssvm", "Latent structural SVMs (Table 2)",
      "CCP against G-MM on cluttered objects, and the solver checks.",
