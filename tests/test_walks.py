@@ -362,8 +362,8 @@ def test_resplits_lower_groups_of_clusters_once_the_merge_splits_run_out(monkeyp
     assert est.inertia_ < off.inertia_ * (1 - 1e-4)
 
 
-def test_no_resplits_from_k_40_where_patience_ends_before_the_pairs():
-    # patience="auto" is max(80, k) and there are 2k merge-split pairs: from k = 40 the pairs
+def test_no_resplits_above_k_40_where_patience_ends_before_the_pairs():
+    # patience="auto" is max(80, k) and there are 2k merge-split pairs: above k = 40 the pairs
     # outlast it, so large-k fits (and every coarse level at k >= 100) never re-split
     X, _, _ = blobs(800, 20, seed=2)
     est = GMMKMeans(41, random_state=0, restarts=0).fit(X)        # 82 pairs, patience 80
