@@ -364,3 +364,130 @@ def test_an_interrupted_pass_is_followed_by_an_exact_one(monkeypatch):
     b = fam._assignment(w3)                    # incremental again, from the exact pass
     assert not b.exact
     np.testing.assert_array_equal(b.labels, assign(X, sw, w3, 1).labels)
+
+
+# -- the watch list ------------------------------------------------------------------------
+
+def _spy_passes(monkeypatch):
+    """Record whether each call of the incremental pass kernel read the watched rows only."""
+    calls = []
+    real = _pass.kernels.kmeans_lazy_pass
+
+    def spy(*args):
+        calls.append(real(*args))
+        return calls[-1]
+
+    monkeypatch.setattr(_pass.kernels, "kmeans_lazy_pass", spy)
+    return calls
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_passes_over_the_watch_list_give_the_results_of_passes_over_every_row(
+        monkeypatch, threads):
+    """Near a fixed point the passes read only the watched rows (the others provably keep
+    their labels), and Lloyd's run is the same bit for bit as with no list: labels,
+    centers and F at every iteration, on data with offsets, float32, weights and ties."""
+    watched_passes = 0
+    for name, X, sw in _data_sets():
+        sw = np.ones(X.shape[0], X.dtype) if sw is None else sw.astype(X.dtype)
+        rng = np.random.default_rng(3)
+        w0 = X[rng.choice(X.shape[0], 25, replace=False)].copy()
+        if name.startswith("grid"):
+            w0 = w0 + 0.5
+        monkeypatch.setattr(_pass, "WATCH_SHARE", 0.0)            # no list is ever kept
+        _, ref, ref_steps = _run(X, sw, w0, True, threads, max_iter=300)
+        monkeypatch.setattr(_pass, "WATCH_SHARE", 0.25)
+        calls = _spy_passes(monkeypatch)
+        _, res, steps = _run(X, sw, w0, True, threads, max_iter=300)
+        monkeypatch.undo()
+        watched_passes += sum(calls)
+        assert res.n_iter == ref.n_iter, name
+        for (lab, w, f, _), (rlab, rw, rf, _) in zip(steps, ref_steps):
+            np.testing.assert_array_equal(lab, rlab, err_msg=name)
+            np.testing.assert_array_equal(w, rw, err_msg=name)
+            assert f == rf, name
+        np.testing.assert_array_equal(steps[-1][0], assign(X, sw, steps[-1][1], 1).labels,
+                                      err_msg=name)
+    assert watched_passes >= 20
+
+
+def test_a_watch_list_that_leaves_out_rows_near_a_boundary_would_miss_their_changes():
+    """The list's test is what keeps the labels exact: a list that leaves every row out
+    misses the labels that change when the centers move, and the list the kernel makes at
+    the same caps catches them all."""
+    from gmmfast._kernels import _kmeans as K
+    rng = np.random.default_rng(4)
+    X = _mixture(100_000, 8, 30, rng)
+    sw = np.ones(len(X))
+    w0 = X[rng.choice(len(X), 30, replace=False)].copy()
+    fam, res, _ = _run(X, sw, w0, True, 1, max_iter=300)
+    lazy = fam._lazy
+    w = np.ascontiguousarray(res.w + 1e-2 * rng.normal(size=res.w.shape))
+    truth = assign(X, sw, w, 1).labels
+    assert np.any(truth != lazy.labels)                       # the move changes labels
+    caps = (lazy.cum_drift + 0.08, lazy.cum_other + 0.08, 1e9)
+    missed = _watch_step(K, X, sw, w, lazy, np.empty(0, np.int64), caps)
+    assert np.any(missed != truth)
+    np.testing.assert_array_equal(_watch_step(K, X, sw, w, lazy, None, caps), truth)
+
+
+def _watch_step(K, X, sw, w, lazy, rows, caps):
+    """One incremental pass at ``w`` from copies of ``lazy``'s state, over the watch list
+    ``rows`` (None: the list kmeans_lazy_watch makes at ``caps``); its labels."""
+    n, d = X.shape
+    k = w.shape[0]
+    labels = lazy.labels.copy()
+    drift = np.sqrt(((w - lazy.centers) ** 2).sum(axis=1)) * (1.0 + 1e-12)
+    cum_drift = lazy.cum_drift + drift
+    cum_other = lazy.cum_other + drift.max()
+    buf = K.LazyBuffers(n, k, d, labels=labels, upper=lazy._upper.copy(),
+                        lower=lazy._lower.copy(), xsq=lazy._bounds.xsq, cum_drift=cum_drift,
+                        cum_other=cum_other, jump_gap=np.full(k, np.inf),
+                        anchors=lazy.anchors, slot_delta=np.empty((2, k, d + 3)),
+                        slot_touched=np.empty((2, k), np.uint8), delta=np.empty((k, d + 3)),
+                        slot_changed=np.empty(2, np.int64), slot_searched=np.empty(2, np.int64),
+                        slot_tightened=np.empty(2, np.int64))
+    if rows is None:
+        mask = np.empty(n, np.uint8)
+        K.kmeans_lazy_watch(buf, *caps, mask, 1)
+        rows = np.flatnonzero(mask).astype(np.int64)
+        assert rows.shape[0] < n // 4                 # the list is short
+    buf.set_watch(rows, *caps)
+    assert K.kmeans_lazy_pass(X, sw, w, buf, 0, 2, 1)   # within the caps: the list only
+    return labels
+
+
+def test_the_watch_list_refuses_bad_rows_and_caps():
+    from gmmfast._kernels import _kmeans as K
+    buf = _buffers()
+    caps = (np.zeros(7), np.zeros(7), 0.0)
+    for rows in (np.array([3, 2], np.int64), np.array([1, 1], np.int64),
+                 np.array([1000], np.int64), np.array([-1], np.int64),
+                 np.array([1, 2], np.int32)):
+        with pytest.raises(ValueError, match="watched rows"):
+            buf.set_watch(rows, *caps)
+    with pytest.raises(ValueError, match="drift_cap"):
+        buf.set_watch(np.arange(3, dtype=np.int64), np.zeros(6), np.zeros(7), 0.0)
+    with pytest.raises(ValueError, match="one entry per row"):
+        K.kmeans_lazy_watch(buf, *caps, np.empty(999, np.uint8), 1)
+    with pytest.raises(ValueError, match="7 entries"):
+        K.kmeans_lazy_watch(buf, np.zeros(8), np.zeros(7), 0.0, np.empty(1000, np.uint8), 1)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_label_counts_are_bincount_s(dtype):
+    from gmmfast._kernels import _kmeans as K
+    rng = np.random.default_rng(0)
+    labels = rng.integers(0, 50, size=300_001).astype(np.int32)
+    labels[labels == 7] = 8                                     # an empty cluster
+    sw = rng.random(labels.shape[0]).astype(dtype)
+    sw[::3] = 0.0
+    for threads in (1, 2):
+        np.testing.assert_array_equal(_pass.label_counts(labels, sw, 52, threads),
+                                      np.bincount(labels, minlength=52))
+        np.testing.assert_array_equal(_pass.label_counts(labels, sw, 52, threads, positive=True),
+                                      np.bincount(labels[sw > 0], minlength=52))
+    with pytest.raises(ValueError, match="out of"):
+        K.label_counts(labels, sw, False, 40, 1)
+    with pytest.raises(ValueError, match="length"):
+        K.label_counts(labels, sw[:10], False, 52, 1)

@@ -156,6 +156,14 @@ def _center_layout(centers, dtype):
     return CT, csq
 
 
+def _rounding_tol(Py_ssize_t d, dtype):
+    """The search's rounding margin for rows of `dtype`: tau = tol (||x||^2 + max ||c||^2) in
+    squared distance. The search's rounding is below eps d (||x||^2 + ||c||^2); 4x that, with
+    room for the rounding of x and c to float32, separates a label from every other
+    center."""
+    return 4.0 * (d + 4) * (2.0 ** -24 if np.dtype(dtype) == np.float32 else 2.0 ** -53)
+
+
 def _search_layout(centers, dtype):
     """What `_search` needs at `centers` for rows of `dtype`: (CT, csq) in `dtype`, the
     float32 layout (CT32, csq32) and whether float64 rows are screened with it, the rounding
@@ -167,10 +175,8 @@ def _search_layout(centers, dtype):
     screen = _SCREEN and dtype == np.float64
     CT32, csq32 = _center_layout(centers, np.float32) if screen else (
         np.zeros((1, 1), np.float32), np.zeros(1, np.float32))
-    # the search's rounding is below eps d (||x||^2 + ||c||^2); 4x that, with room for the
-    # rounding of x and c to float32, separates a label from every other center
-    tol = 4.0 * (d + 4) * (2.0 ** -24 if dtype == np.float32 else 2.0 ** -53)
-    tol32 = 4.0 * (d + 4) * 2.0 ** -24
+    tol = _rounding_tol(d, dtype)
+    tol32 = _rounding_tol(d, np.float32)
     C64 = np.asarray(centers, dtype=np.float64)
     maxcsq = float(np.max(np.einsum("ij,ij->i", C64, C64))) if k else 0.0
     return CT, csq, CT32, csq32, screen, tol, tol32, maxcsq
@@ -530,6 +536,13 @@ cdef class LazyBuffers:
     Scratch: ``slot_delta`` (n_slots, k, d + 3) and ``slot_touched`` (n_slots, k, uint8),
     n_slots groups of chunks as in :class:`PassBuffers`.
 
+    The watch list (:meth:`set_watch`, made by :func:`kmeans_lazy_watch`): the rows whose
+    bounds might not keep their label while every ``cum_drift[j]`` stays at most
+    ``drift_cap[j]``, every ``cum_other[j]`` at most ``other_cap[j]``, the largest ||c||^2 at
+    most ``csq_cap`` and no center jumps. While those hold, a pass reads those rows' bounds
+    only: every other row would be kept without a write, so the labels, bounds and deltas are
+    those of a pass over every row, bit for bit. Otherwise the pass reads every row.
+
     Out: ``delta`` (k, d + 3): per cluster j, the change of (W_j, S'_j, Q'_j, rows of
     positive weight) by the rows that changed label, reduced in slot order by
     :func:`kmeans_lazy_deltas` (each slot's part is in ``slot_delta`` where
@@ -547,6 +560,45 @@ cdef class LazyBuffers:
     cdef int64_t[::1] slot_changed, slot_searched, slot_tightened
     cdef int[::1] jumped
     cdef Py_ssize_t n, k, d, n_slots
+    cdef int64_t[::1] watch, watch_start
+    cdef double[::1] drift_cap, other_cap
+    cdef double csq_cap
+    cdef bint watching
+
+    def set_watch(self, rows, drift_cap, other_cap, double csq_cap):
+        """Watch ``rows`` (int64, increasing, in [0, n)) while the caps hold (see the class
+        docstring; ``drift_cap`` and ``other_cap``: float64, one per center)."""
+        R = np.asarray(rows)
+        if R.dtype != np.int64 or R.ndim != 1 or (R.size and (R.min() < 0 or R.max() >= self.n
+                                                              or np.any(np.diff(R) <= 0))):
+            raise ValueError(f"LazyBuffers: watched rows must be increasing int64 rows in "
+                             f"[0, {self.n})")
+        Dc, Oc = np.asarray(drift_cap), np.asarray(other_cap)
+        if Dc.dtype != np.float64 or Oc.dtype != np.float64 or Dc.shape != (self.k,) \
+                or Oc.shape != (self.k,):
+            raise ValueError(f"LazyBuffers: drift_cap and other_cap must be float64 of "
+                             f"length {self.k}")
+        n_chunks = (self.n + _CHUNK - 1) // _CHUNK
+        starts = np.minimum(np.arange(self.n_slots + 1, dtype=np.int64) * n_chunks
+                            // self.n_slots * _CHUNK, self.n)
+        self.watch = np.ascontiguousarray(R)
+        self.watch_start = np.searchsorted(R, starts).astype(np.int64)
+        self.drift_cap, self.other_cap = Dc.copy(), Oc.copy()
+        self.csq_cap = csq_cap
+        self.watching = True
+
+    def clear_watch(self):
+        """Forget the watch list: every pass reads every row's bounds."""
+        self.watching = False
+
+    def watch_holds(self, double maxcsq):
+        """Whether the watch list covers the next pass (at centers whose largest ||c||^2 is
+        ``maxcsq``, with the shifts and jumped centers set)."""
+        return bool(self.watching and self.jumped.shape[0] == 0
+                    and maxcsq <= self.csq_cap
+                    and np.all(np.isinf(np.asarray(self.jump_gap)))
+                    and np.all(np.asarray(self.cum_drift) <= np.asarray(self.drift_cap))
+                    and np.all(np.asarray(self.cum_other) <= np.asarray(self.other_cap)))
 
     def set_jumped(self, jumped):
         """The centers that jumped in the next pass (int32, distinct, in [0, k)): a row the
@@ -568,6 +620,11 @@ cdef class LazyBuffers:
         self.slot_tightened = slot_tightened
         self.n_slots = self.slot_delta.shape[0]
         self.jumped = np.empty(0, dtype=np.int32)
+        self.watch = np.empty(0, dtype=np.int64)
+        self.watch_start = np.zeros(self.n_slots + 1, dtype=np.int64)
+        self.drift_cap, self.other_cap = np.zeros(k), np.zeros(k)
+        self.csq_cap = 0.0
+        self.watching = False
         A = np.asarray(anchors)
         if A.dtype not in (np.float32, np.float64) or A.ndim != 2 or A.shape != (k, d) \
                 or not A.flags.c_contiguous:
@@ -642,6 +699,9 @@ def kmeans_lazy_pass(const floating[:, ::1] X, const floating[::1] sample_weight
     changed add their moments to `delta` (removed from the old cluster, added to the new),
     per slot in row order (then in slot order by :func:`kmeans_lazy_deltas`): the results
     do not depend on the thread count.
+
+    Returns whether the pass read the watched rows only (see :class:`LazyBuffers`), with
+    the same results as a pass over every row.
     """
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1], k = centers.shape[0]
     cdef Py_ssize_t n_chunks = (n + _CHUNK - 1) // _CHUNK
@@ -668,7 +728,7 @@ def kmeans_lazy_pass(const floating[:, ::1] X, const floating[::1] sample_weight
     if not 0 <= slot_lo <= slot_hi <= n_slots:
         raise ValueError(f"kmeans_lazy_pass: slots [{slot_lo}, {slot_hi}) out of [0, {n_slots}]")
     if n == 0 or slot_lo == slot_hi:
-        return
+        return False
     # Kernel twin, kept for speed: kmeans_pass and kmeans_lazy_pass bind the search layout to
     # typed views alike (Cython types fused locals per function, so no helper can hand them).
     cdef int level = _LEVEL
@@ -683,6 +743,10 @@ def kmeans_lazy_pass(const floating[:, ::1] X, const floating[::1] sample_weight
     cdef Py_ssize_t kp32 = CT32.shape[1]
     cdef double tol = tol_, tol32 = tol32_, maxcsq = maxcsq_
     cdef int64_t[::1] ident = np.arange(_CHUNK, dtype=np.int64)
+    cdef bint watched = buf.watch_holds(maxcsq)
+    cdef const int64_t[::1] watch = buf.watch
+    cdef const int64_t[::1] watch_start = buf.watch_start
+    cdef Py_ssize_t p, p_lo, p_hi, b, p0, p1
     # the loosened bounds, with room for the rounding of the running sums of drifts
     cdef double[::1] up_shift = np.asarray(cum_drift) * (1.0 + 1e-12)
     cdef double[::1] low_shift = np.asarray(cum_other) * (1.0 + 1e-12)
@@ -703,8 +767,8 @@ def kmeans_lazy_pass(const floating[:, ::1] X, const floating[::1] sample_weight
     cdef int* sl
     cdef double* slb
     cdef double* row
-    cdef Py_ssize_t rows = min(slot_hi * n_chunks // n_slots * _CHUNK, n) \
-        - slot_lo * n_chunks // n_slots * _CHUNK
+    cdef Py_ssize_t rows = (watch_start[slot_hi] - watch_start[slot_lo]) if watched else \
+        min(slot_hi * n_chunks // n_slots * _CHUNK, n) - slot_lo * n_chunks // n_slots * _CHUNK
     # a kept row costs a few operations: a thread per 256k rows at most
     n_threads = threads_for(n_threads, slot_hi - slot_lo, <double>rows * 4, _GRAIN)
     with nogil, parallel(num_threads=n_threads):
@@ -726,11 +790,19 @@ def kmeans_lazy_pass(const floating[:, ::1] X, const floating[::1] sample_weight
             n_tight = 0
             for j in range(k):
                 touched[s, j] = 0
-            for c in range(s * n_chunks // n_slots, (s + 1) * n_chunks // n_slots):
-                i0 = c * _CHUNK
-                i1 = min(i0 + _CHUNK, n)
+            # the slot's rows (whole chunks) or its watched rows, in batches of CHUNK
+            if watched:
+                p_lo = watch_start[s]
+                p_hi = watch_start[s + 1]
+            else:
+                p_lo = s * n_chunks // n_slots * _CHUNK
+                p_hi = min((s + 1) * n_chunks // n_slots * _CHUNK, n)
+            for b in range((p_hi - p_lo + _CHUNK - 1) // _CHUNK):
+                p0 = p_lo + b * _CHUNK
+                p1 = min(p0 + _CHUNK, p_hi)
                 m = 0
-                for i in range(i0, i1):
+                for p in range(p0, p1):
+                    i = watch[p] if watched else p
                     old = labels[i]
                     # lower bounds on the distance to the other centers: those that did not
                     # jump (lb) and those that did (lbj, by the triangle inequality)
@@ -812,6 +884,40 @@ def kmeans_lazy_pass(const floating[:, ::1] X, const floating[::1] sample_weight
         free(redo_at)
         free(sl)
         free(slb)
+    return watched
+
+
+def kmeans_lazy_watch(LazyBuffers buf not None, drift_cap, other_cap, double csq_cap,
+                      unsigned char[::1] watch, int n_threads):
+    """``watch[i]`` = 1 for the rows whose bounds might not keep their label in an
+    incremental pass (:func:`kmeans_lazy_pass`) at any shifts up to the caps: cum_drift[j] <=
+    drift_cap[j], cum_other[j] <= other_cap[j], max ||c||^2 <= csq_cap, no jumped center; 0
+    for the others (the pass's own test at the caps, which every operation of it preserves
+    in floating point: a row kept there is kept by every pass within them)."""
+    cdef Py_ssize_t n = buf.n, k = buf.k, i
+    cdef double[::1] D = np.asarray(drift_cap, dtype=np.float64)
+    cdef double[::1] O = np.asarray(other_cap, dtype=np.float64)
+    if D.shape[0] != k or O.shape[0] != k:
+        raise ValueError(f"kmeans_lazy_watch: drift_cap and other_cap must have {k} entries")
+    if watch.shape[0] != n:
+        raise ValueError(f"kmeans_lazy_watch: watch must have one entry per row ({n})")
+    cdef int[::1] labels = buf.labels
+    cdef double[::1] upper = buf.upper, lower = buf.lower, xsq = buf.xsq
+    # the pass's loosened shifts, at the caps (the same operations)
+    cdef double[::1] up_cap = np.asarray(D) * (1.0 + 1e-12)
+    cdef double[::1] low_cap = np.asarray(O) * (1.0 + 1e-12)
+    cdef double tol = _rounding_tol(buf.d, buf.anchors.dtype)
+    cdef double ub, lb
+    cdef int l
+    n_threads = threads_for(n_threads, n, <double>n * 4, _GRAIN)
+    with nogil:
+        for i in prange(n, num_threads=n_threads, schedule="static"):
+            l = labels[i]
+            ub = upper[i] + up_cap[l]
+            lb = lower[i] - low_cap[l]
+            if not lb > 0:
+                lb = 0.0
+            watch[i] = not (ub * ub * (1.0 + 1e-12) + tol * (xsq[i] + csq_cap) < lb * lb)
 
 
 def kmeans_lazy_deltas(LazyBuffers buf not None):
@@ -897,6 +1003,28 @@ def predict_kept(const int[::1] labels, const double[::1] upper, const double[::
             first[q] += 1          # kept for bases[q:], not for bases[:q]
         for q in range(nb):
             kept[q] = first[q] + (kept[q - 1] if q else 0)
+
+
+def label_counts(const int[::1] labels, const floating[::1] sample_weight, bint positive,
+                 Py_ssize_t k, int n_threads):
+    """Rows per label in [0, k) (int64, k entries): every row, or with `positive` the rows of
+    positive weight only (np.bincount's counts, without its int64 copy of the labels)."""
+    cdef Py_ssize_t n = labels.shape[0], b, i, lo, hi
+    if sample_weight.shape[0] != n:
+        raise ValueError("label_counts: labels and sample_weight disagree in length")
+    if n and (np.asarray(labels).min() < 0 or np.asarray(labels).max() >= k):
+        raise ValueError(f"label_counts: labels out of [0, {k})")
+    cdef Py_ssize_t n_blocks = max(1, min(64, (n + (1 << 16) - 1) >> 16))
+    cdef int64_t[:, ::1] part = np.zeros((n_blocks, k), dtype=np.int64)
+    n_threads = threads_for(n_threads, n_blocks, <double>n, _GRAIN)
+    with nogil:
+        for b in prange(n_blocks, num_threads=n_threads, schedule="static"):
+            lo = b * n // n_blocks
+            hi = (b + 1) * n // n_blocks
+            for i in range(lo, hi):
+                if not positive or sample_weight[i] > 0:
+                    part[b, labels[i]] += 1
+    return np.asarray(part).sum(axis=0)
 
 
 def label_costs(const floating[:, ::1] X, const floating[::1] sample_weight,

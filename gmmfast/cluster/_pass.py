@@ -214,6 +214,14 @@ LAZY_BLOCK = 1 << 22
 #: Estimated rounding of F from the moments, relative to F, above which the next pass is
 #: exact (and re-anchors the moments); the invariants allow 1e-9 of F(w_0).
 LAZY_RTOL = 1e-12
+#: The watch list: after a pass over every row that tightened fewer than 1 / WATCH_TIGHT of
+#: them, the rows whose bounds might fail within WATCH_PASSES more passes at that pass's
+#: largest drift are listed, and the next passes read only theirs while the drifts stay
+#: within that (the others provably keep their labels: the same results, bit for bit). A
+#: list of more than WATCH_SHARE of the rows is not kept.
+WATCH_PASSES = 8
+WATCH_TIGHT = 16
+WATCH_SHARE = 0.25
 
 
 class IncrementalLloyd:
@@ -240,7 +248,10 @@ class IncrementalLloyd:
     exact pass (from :meth:`release`'s bounds and :attr:`labels`) and starts a new state
     from it, anchored at its centers. A pass runs in blocks of about LAZY_BLOCK rows; one
     interrupted between blocks (Ctrl-C) leaves the state stale too. :meth:`exact_objective`
-    sums F from the rows.
+    sums F from the rows. Near the fixed point the passes read only a watch list (the rows
+    whose bounds may fail within a few more passes' drift, see WATCH_PASSES): at 1e8 rows
+    the long tail of passes that change a few dozen labels costs the list, not a scan of
+    every row's bounds.
     """
 
     def __init__(self, X: np.ndarray, sw: np.ndarray, first: Pass, bounds: HamerlyBounds,
@@ -256,7 +267,8 @@ class IncrementalLloyd:
         self.weight = first.sums.weight.copy()
         self.moment = first.sums.resid.copy()              # S'
         self.square = first.sums.cost.copy()               # Q'
-        self.count = np.bincount(first.labels[sw > 0], minlength=k).astype(np.float64)
+        self.count = label_counts(first.labels, sw, k, n_threads, positive=True).astype(
+            np.float64)
         self.labels = first.labels.copy()
         self.passes = 0                                    # since the anchors
         self._unchecked_jump = 0.0
@@ -284,6 +296,7 @@ class IncrementalLloyd:
         self._upper, self._lower = bounds.upper, bounds.lower
         self._labels = self.labels.view()
         self._labels.flags.writeable = False
+        self._watch_mask: Optional[np.ndarray] = None      # n bytes, made on first use
 
     def step(self, centers: np.ndarray) -> Pass:
         """An incremental pass at ``centers`` (C-contiguous, X's dtype). Its ``labels`` are
@@ -298,9 +311,11 @@ class IncrementalLloyd:
         self.centers = c64
         # the rows a pass has not reached yet are not bounded away from the jumped centers
         self._unchecked_jump = float(drift[jumped].max()) if jumped.shape[0] else 0.0
+        watched = False
         for lo in range(0, self._slots, self._block):
-            kernels.kmeans_lazy_pass(self.X, self.sw, centers, self.buffers, lo,
-                                     min(lo + self._block, self._slots), self.n_threads)
+            watched = kernels.kmeans_lazy_pass(self.X, self.sw, centers, self.buffers, lo,
+                                               min(lo + self._block, self._slots),
+                                               self.n_threads)
         self._unchecked_jump = 0.0
         kernels.kmeans_lazy_deltas(self.buffers)
         d = self.X.shape[1]
@@ -315,10 +330,37 @@ class IncrementalLloyd:
         sums = self.cluster_sums(centers)
         self.passes += 1
         self.stale = self.rounding(centers) > LAZY_RTOL * sums.objective
+        tightened = int(self.slot_tightened.sum())
+        if not watched:
+            if not self.stale and tightened * WATCH_TIGHT < self.X.shape[0]:
+                self._watch(c64, max(float(drift.max()), float(other.max())))
         return Pass(w=centers, labels=self._labels, objective=sums.objective,
                     changed=int(self.slot_changed.sum()),
                     searched=int(self.slot_searched.sum()),
-                    tightened=int(self.slot_tightened.sum()), sums=sums, exact=False)
+                    tightened=tightened, sums=sums, exact=False)
+
+    def _watch(self, c64: np.ndarray, rate: float) -> None:
+        """List the rows the next passes must read while every center's drift and the
+        others' largest drift add up to at most WATCH_PASSES x ``rate`` more (see
+        :class:`~gmmfast._kernels._kmeans.LazyBuffers`); no list if it would hold more than
+        WATCH_SHARE of the rows."""
+        self.buffers.clear_watch()
+        horizon = WATCH_PASSES * rate
+        if not horizon > 0:
+            return
+        n = self.X.shape[0]
+        if self._watch_mask is None:
+            self._watch_mask = np.empty(n, dtype=np.uint8)
+        drift_cap, other_cap = self.cum_drift + horizon, self.cum_other + horizon
+        # every center stays within the horizon of where it is: a cap on max ||c||^2
+        csq_cap = (math.sqrt(float(np.einsum("ij,ij->i", c64, c64).max())) + horizon) ** 2 \
+            * (1.0 + 1e-9)
+        kernels.kmeans_lazy_watch(self.buffers, drift_cap, other_cap, csq_cap,
+                                  self._watch_mask, self.n_threads)
+        rows = np.flatnonzero(self._watch_mask)
+        if rows.shape[0] <= WATCH_SHARE * n:
+            self.buffers.set_watch(rows.astype(np.int64, copy=False), drift_cap, other_cap,
+                                   csq_cap)
 
     def _plan(self, c64: np.ndarray
               ) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -404,6 +446,16 @@ class IncrementalLloyd:
         """F at the last pass's ``centers`` summed from the rows (one read of X, no search):
         the number an exact pass reports."""
         return labeling_cost(self.X, self.sw, centers, self.labels, self.n_threads)
+
+
+def label_counts(labels: np.ndarray, sw: np.ndarray, k: int, n_threads: int,
+                 positive: bool = False) -> np.ndarray:
+    """Rows per cluster (int64, k entries), or rows of positive weight with ``positive``:
+    np.bincount's counts, in one parallel read of int32 labels."""
+    if labels.dtype != np.int32 or sw.dtype not in (np.float32, np.float64) \
+            or not labels.flags.c_contiguous or not sw.flags.c_contiguous:
+        return np.bincount(labels[sw > 0] if positive else labels, minlength=k)
+    return kernels.label_counts(labels, sw, positive, k, n_threads)
 
 
 def labeling_cost(X: np.ndarray, sw: np.ndarray, centers: np.ndarray, labels: np.ndarray,

@@ -20,7 +20,8 @@ from .._validation import blas_single_threaded, draw_seed
 from ._family import KMeansBounds
 from ._init import seed_centers
 from ._restarts import restart_centers
-from ._pass import HamerlyBounds, Pass, assign, distances, labeling_cost, sample_rows
+from ._pass import (HamerlyBounds, Pass, assign, distances, label_counts, labeling_cost,
+                    sample_rows)
 from ._sparse import CSRData, SparseBounds, csr_assign, csr_distances, csr_label_distances
 
 
@@ -165,9 +166,9 @@ def _warn_empty(X: np.ndarray, sw: np.ndarray, centers: np.ndarray, labels: np.n
     identical has a positive cost; so X has at least (non-empty clusters) +
     (clusters with a positive cost) distinct rows. Only when that bound is below
     k are the rows counted exactly (a sort of X), so the usual case costs one
-    bincount.
+    count of the labels.
     """
-    counts = np.bincount(labels, minlength=k)
+    counts = label_counts(labels, sw, k, n_threads)
     n_empty = int((counts == 0).sum())
     if n_empty == 0:
         return
