@@ -93,15 +93,21 @@ def test_incremental_passes_give_the_labels_of_the_exact_passes(threads):
         np.testing.assert_array_equal(fam.labels(res.w), ref_steps[-1][0], err_msg=name)
 
 
+def _lloyd_fixed_point(n):
+    """Incremental Lloyd run to its fixed point on n rows of 8-d blobs, k = 30: (X, weights,
+    the incremental state, the run, the generator for what follows)."""
+    rng = np.random.default_rng(4)
+    X = _mixture(n, 8, 30, rng)
+    sw = np.ones(len(X))
+    w0 = X[rng.choice(len(X), 30, replace=False)].copy()
+    fam, res, _ = _run(X, sw, w0, True, 1, max_iter=300)
+    return X, sw, fam._lazy, res, rng
+
+
 def test_a_pass_near_the_fixed_point_reads_few_rows():
     """Near a fixed point (centers that moved a little), the rows whose label stays cost a
     scan of their bounds: the pass reads (tightens or searches) only a few rows of X."""
-    rng = np.random.default_rng(4)
-    X = _mixture(200_000, 8, 30, rng)
-    sw = np.ones(len(X))
-    w0 = X[rng.choice(len(X), 30, replace=False)].copy()
-    fam, res, steps = _run(X, sw, w0, True, 1, max_iter=300)
-    lazy = fam._lazy
+    X, sw, lazy, res, rng = _lloyd_fixed_point(200_000)
     w = res.w + 1e-4 * rng.normal(size=res.w.shape)         # a small move
     a = lazy.step(np.ascontiguousarray(w))
     assert a.tightened + a.searched < 0.02 * len(X)
@@ -416,12 +422,7 @@ def test_a_watch_list_that_leaves_out_rows_near_a_boundary_would_miss_their_chan
     misses the labels that change when the centers move, and the list the kernel makes at
     the same caps catches them all."""
     from gmmfast._kernels import _kmeans as K
-    rng = np.random.default_rng(4)
-    X = _mixture(100_000, 8, 30, rng)
-    sw = np.ones(len(X))
-    w0 = X[rng.choice(len(X), 30, replace=False)].copy()
-    fam, res, _ = _run(X, sw, w0, True, 1, max_iter=300)
-    lazy = fam._lazy
+    X, sw, lazy, res, rng = _lloyd_fixed_point(100_000)
     w = np.ascontiguousarray(res.w + 1e-2 * rng.normal(size=res.w.shape))
     truth = assign(X, sw, w, 1).labels
     assert np.any(truth != lazy.labels)                       # the move changes labels
