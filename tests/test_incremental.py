@@ -434,13 +434,12 @@ def test_a_watch_list_that_leaves_out_rows_near_a_boundary_would_miss_their_chan
 
 def _watch_step(K, X, sw, w, lazy, rows, caps):
     """One incremental pass at ``w`` from copies of ``lazy``'s state, over the watch list
-    ``rows`` (None: the list kmeans_lazy_watch makes at ``caps``); its labels."""
+    ``rows`` (None: the list a pass over every row at the last centers marks at ``caps``);
+    its labels."""
     n, d = X.shape
     k = w.shape[0]
     labels = lazy.labels.copy()
-    drift = np.sqrt(((w - lazy.centers) ** 2).sum(axis=1)) * (1.0 + 1e-12)
-    cum_drift = lazy.cum_drift + drift
-    cum_other = lazy.cum_other + drift.max()
+    cum_drift, cum_other = lazy.cum_drift.copy(), lazy.cum_other.copy()
     buf = K.LazyBuffers(n, k, d, labels=labels, upper=lazy._upper.copy(),
                         lower=lazy._lower.copy(), xsq=lazy._bounds.xsq, cum_drift=cum_drift,
                         cum_other=cum_other, jump_gap=np.full(k, np.inf),
@@ -450,16 +449,21 @@ def _watch_step(K, X, sw, w, lazy, rows, caps):
                         slot_tightened=np.empty(2, np.int64))
     if rows is None:
         mask = np.empty(n, np.uint8)
-        K.kmeans_lazy_watch(buf, *caps, mask, 1)
+        buf.request_mask(mask, *caps)
+        assert not K.kmeans_lazy_pass(X, sw, lazy.centers, buf, 0, 2, 1)   # every row
+        buf.cancel_mask()
         rows = np.flatnonzero(mask).astype(np.int64)
-        assert rows.shape[0] < n // 4                 # the list is short
+        assert 0 < rows.shape[0] < n // 4                 # the list is short
+    # the shifts of the move to w (in the arrays the buffers hold)
+    drift = np.sqrt(((w - lazy.centers) ** 2).sum(axis=1)) * (1.0 + 1e-12)
+    cum_drift += drift
+    cum_other += drift.max()
     buf.set_watch(rows, *caps)
     assert K.kmeans_lazy_pass(X, sw, w, buf, 0, 2, 1)   # within the caps: the list only
     return labels
 
 
 def test_the_watch_list_refuses_bad_rows_and_caps():
-    from gmmfast._kernels import _kmeans as K
     buf = _buffers()
     caps = (np.zeros(7), np.zeros(7), 0.0)
     for rows in (np.array([3, 2], np.int64), np.array([1, 1], np.int64),
@@ -469,10 +473,11 @@ def test_the_watch_list_refuses_bad_rows_and_caps():
             buf.set_watch(rows, *caps)
     with pytest.raises(ValueError, match="drift_cap"):
         buf.set_watch(np.arange(3, dtype=np.int64), np.zeros(6), np.zeros(7), 0.0)
-    with pytest.raises(ValueError, match="one entry per row"):
-        K.kmeans_lazy_watch(buf, *caps, np.empty(999, np.uint8), 1)
-    with pytest.raises(ValueError, match="7 entries"):
-        K.kmeans_lazy_watch(buf, np.zeros(8), np.zeros(7), 0.0, np.empty(1000, np.uint8), 1)
+    for mask in (np.empty(999, np.uint8), np.empty(1000, np.int8), np.empty(2000, np.uint8)[::2]):
+        with pytest.raises(ValueError, match="mask"):
+            buf.request_mask(mask, *caps)
+    with pytest.raises(ValueError, match="other_cap"):
+        buf.request_mask(np.empty(1000, np.uint8), np.zeros(7), np.zeros(8), 0.0)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

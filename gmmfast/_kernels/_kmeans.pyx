@@ -536,8 +536,8 @@ cdef class LazyBuffers:
     Scratch: ``slot_delta`` (n_slots, k, d + 3) and ``slot_touched`` (n_slots, k, uint8),
     n_slots groups of chunks as in :class:`PassBuffers`.
 
-    The watch list (:meth:`set_watch`, made by :func:`kmeans_lazy_watch`): the rows whose
-    bounds might not keep their label while every ``cum_drift[j]`` stays at most
+    The watch list (:meth:`set_watch`; a pass over every row marks its rows in a mask after
+    :meth:`request_mask`): the rows whose bounds might not keep their label while every ``cum_drift[j]`` stays at most
     ``drift_cap[j]``, every ``cum_other[j]`` at most ``other_cap[j]``, the largest ||c||^2 at
     most ``csq_cap`` and no center jumps. While those hold, a pass reads those rows' bounds
     only: every other row would be kept without a write, so the labels, bounds and deltas are
@@ -564,6 +564,33 @@ cdef class LazyBuffers:
     cdef double[::1] drift_cap, other_cap
     cdef double csq_cap
     cdef bint watching
+    cdef unsigned char[::1] mask
+    cdef double[::1] mask_drift, mask_other
+    cdef double mask_csq
+    cdef bint marking
+
+    def request_mask(self, mask, drift_cap, other_cap, double csq_cap):
+        """Let the next passes over every row set ``mask[i]`` (uint8, one per row) to 1 for
+        the rows a watch list at these caps must hold (the pass's own test at the caps,
+        which every operation of it preserves in floating point: a row left out is kept by
+        every pass within them), 0 for the others."""
+        M = np.asarray(mask)
+        if M.dtype != np.uint8 or M.shape != (self.n,) or not M.flags.c_contiguous:
+            raise ValueError(f"LazyBuffers: mask must be a contiguous uint8 array of {self.n} "
+                             f"rows")
+        Dc, Oc = np.asarray(drift_cap), np.asarray(other_cap)
+        if Dc.dtype != np.float64 or Oc.dtype != np.float64 or Dc.shape != (self.k,) \
+                or Oc.shape != (self.k,):
+            raise ValueError(f"LazyBuffers: drift_cap and other_cap must be float64 of "
+                             f"length {self.k}")
+        self.mask = M
+        self.mask_drift, self.mask_other = Dc.copy(), Oc.copy()
+        self.mask_csq = csq_cap
+        self.marking = True
+
+    def cancel_mask(self):
+        """No mask from the next passes."""
+        self.marking = False
 
     def set_watch(self, rows, drift_cap, other_cap, double csq_cap):
         """Watch ``rows`` (int64, increasing, in [0, n)) while the caps hold (see the class
@@ -625,6 +652,10 @@ cdef class LazyBuffers:
         self.drift_cap, self.other_cap = np.zeros(k), np.zeros(k)
         self.csq_cap = 0.0
         self.watching = False
+        self.mask = np.zeros(1, dtype=np.uint8)
+        self.mask_drift, self.mask_other = np.zeros(k), np.zeros(k)
+        self.mask_csq = 0.0
+        self.marking = False
         A = np.asarray(anchors)
         if A.dtype not in (np.float32, np.float64) or A.ndim != 2 or A.shape != (k, d) \
                 or not A.flags.c_contiguous:
@@ -701,7 +732,8 @@ def kmeans_lazy_pass(const floating[:, ::1] X, const floating[::1] sample_weight
     do not depend on the thread count.
 
     Returns whether the pass read the watched rows only (see :class:`LazyBuffers`), with
-    the same results as a pass over every row.
+    the same results as a pass over every row. A pass over every row marks the mask of
+    :meth:`LazyBuffers.request_mask` if one is requested.
     """
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1], k = centers.shape[0]
     cdef Py_ssize_t n_chunks = (n + _CHUNK - 1) // _CHUNK
@@ -747,6 +779,12 @@ def kmeans_lazy_pass(const floating[:, ::1] X, const floating[::1] sample_weight
     cdef const int64_t[::1] watch = buf.watch
     cdef const int64_t[::1] watch_start = buf.watch_start
     cdef Py_ssize_t p, p_lo, p_hi, b, p0, p1
+    cdef bint marking = buf.marking and not watched
+    cdef unsigned char[::1] wmask = buf.mask
+    # the loosened shifts at the mask's caps (the same operations as up_shift, low_shift)
+    cdef double[::1] up_cap = np.asarray(buf.mask_drift) * (1.0 + 1e-12)
+    cdef double[::1] low_cap = np.asarray(buf.mask_other) * (1.0 + 1e-12)
+    cdef double csq_cap = buf.mask_csq
     # the loosened bounds, with room for the rounding of the running sums of drifts
     cdef double[::1] up_shift = np.asarray(cum_drift) * (1.0 + 1e-12)
     cdef double[::1] low_shift = np.asarray(cum_other) * (1.0 + 1e-12)
@@ -849,26 +887,34 @@ def kmeans_lazy_pass(const floating[:, ::1] X, const floating[::1] sample_weight
                     todo[m] = i
                     xq[m] = xsq[i]
                     m = m + 1
-                if m == 0:
-                    continue
-                _search(&X[0, 0], d, todo, m, &CT[0, 0], &csq[0], kp, &CT32[0, 0],
-                        &csq32[0], kp32, screen, xq, tol, tol32, maxcsq, level, xf,
-                        &ident[0], lab, b32, s32, bt, st, redo_rows, redo_at, sl, slb)
-                n_searched = n_searched + m
-                for q in range(m):
-                    i = todo[q]
-                    j = sl[q]
-                    old = labels[i]
-                    upper[i] = sqrt(sqdist(&X[i, 0], &centers[j, 0], d)) - cum_drift[j]
-                    lower[i] = slb[q] + cum_other[j]
-                    if j != old:
-                        labels[i] = <int>j
-                        n_changed = n_changed + 1
-                        wi = sample_weight[i]
-                        row = _slot_row(&slot_delta[s, old, 0], &touched[s, old], d)
-                        _moment(row, &X[i, 0], &anchors[old, 0], d, wi, -1.0)
-                        row = _slot_row(&slot_delta[s, j, 0], &touched[s, j], d)
-                        _moment(row, &X[i, 0], &anchors[j, 0], d, wi, 1.0)
+                if m > 0:
+                    _search(&X[0, 0], d, todo, m, &CT[0, 0], &csq[0], kp, &CT32[0, 0],
+                            &csq32[0], kp32, screen, xq, tol, tol32, maxcsq, level, xf,
+                            &ident[0], lab, b32, s32, bt, st, redo_rows, redo_at, sl, slb)
+                    n_searched = n_searched + m
+                    for q in range(m):
+                        i = todo[q]
+                        j = sl[q]
+                        old = labels[i]
+                        upper[i] = sqrt(sqdist(&X[i, 0], &centers[j, 0], d)) - cum_drift[j]
+                        lower[i] = slb[q] + cum_other[j]
+                        if j != old:
+                            labels[i] = <int>j
+                            n_changed = n_changed + 1
+                            wi = sample_weight[i]
+                            row = _slot_row(&slot_delta[s, old, 0], &touched[s, old], d)
+                            _moment(row, &X[i, 0], &anchors[old, 0], d, wi, -1.0)
+                            row = _slot_row(&slot_delta[s, j, 0], &touched[s, j], d)
+                            _moment(row, &X[i, 0], &anchors[j, 0], d, wi, 1.0)
+                if marking:                 # a pass over every row: p is the row
+                    for p in range(p0, p1):
+                        old = labels[p]
+                        ub = upper[p] + up_cap[old]
+                        lb = lower[p] - low_cap[old]
+                        if not lb > 0:
+                            lb = 0.0
+                        wmask[p] = not (ub * ub * (1.0 + 1e-12) + tol * (xsq[p] + csq_cap)
+                                        < lb * lb)
             slot_changed[s] = n_changed
             slot_searched[s] = n_searched
             slot_tightened[s] = n_tight
@@ -885,39 +931,6 @@ def kmeans_lazy_pass(const floating[:, ::1] X, const floating[::1] sample_weight
         free(sl)
         free(slb)
     return watched
-
-
-def kmeans_lazy_watch(LazyBuffers buf not None, drift_cap, other_cap, double csq_cap,
-                      unsigned char[::1] watch, int n_threads):
-    """``watch[i]`` = 1 for the rows whose bounds might not keep their label in an
-    incremental pass (:func:`kmeans_lazy_pass`) at any shifts up to the caps: cum_drift[j] <=
-    drift_cap[j], cum_other[j] <= other_cap[j], max ||c||^2 <= csq_cap, no jumped center; 0
-    for the others (the pass's own test at the caps, which every operation of it preserves
-    in floating point: a row kept there is kept by every pass within them)."""
-    cdef Py_ssize_t n = buf.n, k = buf.k, i
-    cdef double[::1] D = np.asarray(drift_cap, dtype=np.float64)
-    cdef double[::1] O = np.asarray(other_cap, dtype=np.float64)
-    if D.shape[0] != k or O.shape[0] != k:
-        raise ValueError(f"kmeans_lazy_watch: drift_cap and other_cap must have {k} entries")
-    if watch.shape[0] != n:
-        raise ValueError(f"kmeans_lazy_watch: watch must have one entry per row ({n})")
-    cdef int[::1] labels = buf.labels
-    cdef double[::1] upper = buf.upper, lower = buf.lower, xsq = buf.xsq
-    # the pass's loosened shifts, at the caps (the same operations)
-    cdef double[::1] up_cap = np.asarray(D) * (1.0 + 1e-12)
-    cdef double[::1] low_cap = np.asarray(O) * (1.0 + 1e-12)
-    cdef double tol = _rounding_tol(buf.d, buf.anchors.dtype)
-    cdef double ub, lb
-    cdef int l
-    n_threads = threads_for(n_threads, n, <double>n * 4, _GRAIN)
-    with nogil:
-        for i in prange(n, num_threads=n_threads, schedule="static"):
-            l = labels[i]
-            ub = upper[i] + up_cap[l]
-            lb = lower[i] - low_cap[l]
-            if not lb > 0:
-                lb = 0.0
-            watch[i] = not (ub * ub * (1.0 + 1e-12) + tol * (xsq[i] + csq_cap) < lb * lb)
 
 
 def kmeans_lazy_deltas(LazyBuffers buf not None):
@@ -1005,25 +1018,48 @@ def predict_kept(const int[::1] labels, const double[::1] upper, const double[::
             kept[q] = first[q] + (kept[q - 1] if q else 0)
 
 
+def row_sqnorms(const floating[:, ::1] X, double[::1] out, int n_threads):
+    """out[i] = ||x_i||^2, summed in double in feature order (the search's rounding margin
+    needs it to about eps d relative; numpy's einsum with a float64 result casts through a
+    buffer, 7x slower on float32 rows)."""
+    cdef Py_ssize_t n = X.shape[0], d = X.shape[1], i, f
+    cdef double acc, v
+    if out.shape[0] != n:
+        raise ValueError(f"row_sqnorms: out must have one entry per row ({n})")
+    n_threads = threads_for(n_threads, n, <double>n * d, _GRAIN)
+    with nogil:
+        for i in prange(n, num_threads=n_threads, schedule="static"):
+            acc = 0.0
+            for f in range(d):
+                v = X[i, f]
+                acc = acc + v * v
+            out[i] = acc
+
+
 def label_counts(const int[::1] labels, const floating[::1] sample_weight, bint positive,
                  Py_ssize_t k, int n_threads):
     """Rows per label in [0, k) (int64, k entries): every row, or with `positive` the rows of
     positive weight only (np.bincount's counts, without its int64 copy of the labels)."""
     cdef Py_ssize_t n = labels.shape[0], b, i, lo, hi
+    cdef int l
     if sample_weight.shape[0] != n:
         raise ValueError("label_counts: labels and sample_weight disagree in length")
-    if n and (np.asarray(labels).min() < 0 or np.asarray(labels).max() >= k):
-        raise ValueError(f"label_counts: labels out of [0, {k})")
     cdef Py_ssize_t n_blocks = max(1, min(64, (n + (1 << 16) - 1) >> 16))
     cdef int64_t[:, ::1] part = np.zeros((n_blocks, k), dtype=np.int64)
+    cdef int64_t[::1] bad = np.zeros(n_blocks, dtype=np.int64)     # labels out of range
     n_threads = threads_for(n_threads, n_blocks, <double>n, _GRAIN)
     with nogil:
         for b in prange(n_blocks, num_threads=n_threads, schedule="static"):
             lo = b * n // n_blocks
             hi = (b + 1) * n // n_blocks
             for i in range(lo, hi):
-                if not positive or sample_weight[i] > 0:
-                    part[b, labels[i]] += 1
+                l = labels[i]
+                if l < 0 or l >= k:
+                    bad[b] += 1
+                elif not positive or sample_weight[i] > 0:
+                    part[b, l] += 1
+    if np.asarray(bad).any():
+        raise ValueError(f"label_counts: labels out of [0, {k})")
     return np.asarray(part).sum(axis=0)
 
 

@@ -106,15 +106,17 @@ TARGET static inline void NAME##_block(const T *X, const int64_t *rows, int np, 
         }                                                                                  \
     }                                                                                      \
     for (int p = 0; p < np; p++) {                                                         \
-        T b = best[p][0], s = sec[p][0];                                                   \
-        IT bi = idx[p][0];                                                                 \
-        for (int l = 1; l < W; l++) {                                                      \
-            T bl = best[p][l];                                                             \
-            if (bl < b || (bl == b && idx[p][l] < bi)) {                                   \
-                if (b < s) s = b;                                                          \
-                b = bl; bi = idx[p][l];                                                    \
-            } else if (bl < s) s = bl;                                                     \
-            if (sec[p][l] < s) s = sec[p][l];                                              \
+        /* branch-free merge of the lanes: the least value, the first index holding it,  */ \
+        /* and the least of the other lanes' best values and of every lane's second     */ \
+        T b = best[p][0];                                                                  \
+        for (int l = 1; l < W; l++) b = best[p][l] < b ? best[p][l] : b;                   \
+        IT bi = (IT)INT32_MAX;                                                             \
+        for (int l = 0; l < W; l++)                                                        \
+            bi = (best[p][l] == b && idx[p][l] < bi) ? idx[p][l] : bi;                     \
+        T s = (T)INFINITY;                                                                 \
+        for (int l = 0; l < W; l++) {                                                      \
+            T c = (best[p][l] == b && idx[p][l] == bi) ? sec[p][l] : best[p][l];          \
+            s = c < s ? c : s;                                                             \
         }                                                                                  \
         labels[p] = (int)bi;                                                               \
         bestv[p] = b;                                                                      \

@@ -148,7 +148,7 @@ class KMeansBounds:
         self.walk_steps, self.n_threads, self.n_candidates = walk_steps, n_threads, n_candidates
         self.block_size, self.sampler, self.n_neighbors = block_size, sampler, n_neighbors
         self.local_eps, self.relocate_empty, self.seed = local_eps, relocate_empty, seed
-        self.bounds = HamerlyBounds(X) if prune or incremental else None
+        self.bounds = HamerlyBounds(X, n_threads) if prune or incremental else None
         self.incremental = incremental
         self._lazy: Optional[IncrementalLloyd] = None   # after the first pass, if incremental
         self.n_passes = 0
@@ -209,6 +209,16 @@ class KMeansBounds:
         """Nearest-center labels at ``w`` (an array of their own)."""
         a = self._assignment(w)
         return a.labels if self._lazy is None else a.labels.copy()
+
+    def final_labels(self, w: np.ndarray) -> np.ndarray:
+        """The labels at ``w`` when the fit is over: after incremental passes, their array
+        itself (no copy of n labels), and this family makes no more passes."""
+        a = self._assignment(w)
+        if self._lazy is None:
+            return a.labels
+        labels = self._lazy.labels
+        self._lazy, self._at = None, None
+        return labels
 
     def exact_objective(self, w: np.ndarray) -> float:
         """F(w) summed from the rows: the pass's own F, or, after an incremental pass (whose

@@ -117,9 +117,10 @@ class HamerlyBounds:
     their label; either way it refreshes the bounds.
     """
 
-    def __init__(self, X: np.ndarray):
+    def __init__(self, X: np.ndarray, n_threads: int = 1):
         n = X.shape[0]
-        self.xsq = np.einsum("ij,ij->i", X, X, dtype=np.float64)
+        self.xsq = np.empty(n)
+        kernels.row_sqnorms(X, self.xsq, n_threads)
         self.upper = np.empty(n)
         self.lower = np.empty(n)
         self.centers: Optional[np.ndarray] = None
@@ -269,7 +270,11 @@ class IncrementalLloyd:
         self.square = first.sums.cost.copy()               # Q'
         self.count = label_counts(first.labels, sw, k, n_threads, positive=True).astype(
             np.float64)
-        self.labels = first.labels.copy()
+        # the first pass's labels become this state's (no copy of n labels); the pass keeps
+        # a read-only view of them
+        self.labels = first.labels
+        first.labels = self.labels.view()
+        first.labels.flags.writeable = False
         self.passes = 0                                    # since the anchors
         self._unchecked_jump = 0.0
         self.stale = False
@@ -309,6 +314,7 @@ class IncrementalLloyd:
         self.jump_gap[:] = gap
         self.buffers.set_jumped(jumped)
         self.centers = c64
+        caps = self._request_mask(c64, max(float(drift.max()), float(other.max())))
         # the rows a pass has not reached yet are not bounded away from the jumped centers
         self._unchecked_jump = float(drift[jumped].max()) if jumped.shape[0] else 0.0
         watched = False
@@ -330,37 +336,41 @@ class IncrementalLloyd:
         sums = self.cluster_sums(centers)
         self.passes += 1
         self.stale = self.rounding(centers) > LAZY_RTOL * sums.objective
-        tightened = int(self.slot_tightened.sum())
-        if not watched:
-            if not self.stale and tightened * WATCH_TIGHT < self.X.shape[0]:
-                self._watch(c64, max(float(drift.max()), float(other.max())))
+        tightened, changed = int(self.slot_tightened.sum()), int(self.slot_changed.sum())
+        if not watched:          # a pass over every row: its mask makes the next list
+            self._watch(caps, tightened, changed)
         return Pass(w=centers, labels=self._labels, objective=sums.objective,
-                    changed=int(self.slot_changed.sum()),
-                    searched=int(self.slot_searched.sum()),
+                    changed=changed, searched=int(self.slot_searched.sum()),
                     tightened=tightened, sums=sums, exact=False)
 
-    def _watch(self, c64: np.ndarray, rate: float) -> None:
-        """List the rows the next passes must read while every center's drift and the
-        others' largest drift add up to at most WATCH_PASSES x ``rate`` more (see
-        :class:`~gmmfast._kernels._kmeans.LazyBuffers`); no list if it would hold more than
-        WATCH_SHARE of the rows."""
-        self.buffers.clear_watch()
+    def _request_mask(self, c64: np.ndarray, rate: float) -> Optional[Tuple]:
+        """Ask the pass to mark the rows a watch list must hold while every center's drift
+        and the others' largest drift add up to at most WATCH_PASSES x ``rate`` (this pass's
+        largest) more: the caps, or None if nothing moved."""
+        self.buffers.cancel_mask()
         horizon = WATCH_PASSES * rate
         if not horizon > 0:
-            return
-        n = self.X.shape[0]
+            return None
         if self._watch_mask is None:
-            self._watch_mask = np.empty(n, dtype=np.uint8)
-        drift_cap, other_cap = self.cum_drift + horizon, self.cum_other + horizon
+            self._watch_mask = np.empty(self.X.shape[0], dtype=np.uint8)
         # every center stays within the horizon of where it is: a cap on max ||c||^2
         csq_cap = (math.sqrt(float(np.einsum("ij,ij->i", c64, c64).max())) + horizon) ** 2 \
             * (1.0 + 1e-9)
-        kernels.kmeans_lazy_watch(self.buffers, drift_cap, other_cap, csq_cap,
-                                  self._watch_mask, self.n_threads)
-        rows = np.flatnonzero(self._watch_mask)
-        if rows.shape[0] <= WATCH_SHARE * n:
-            self.buffers.set_watch(rows.astype(np.int64, copy=False), drift_cap, other_cap,
-                                   csq_cap)
+        caps = (self.cum_drift + horizon, self.cum_other + horizon, csq_cap)
+        self.buffers.request_mask(self._watch_mask, *caps)
+        return caps
+
+    def _watch(self, caps: Optional[Tuple], tightened: int, changed: int) -> None:
+        """After a pass over every row: the watch list of its mask, kept when the pass
+        tightened fewer than 1 / WATCH_TIGHT of the rows, changed a label (else Lloyd's run
+        ends) and the list holds at most WATCH_SHARE of them."""
+        self.buffers.clear_watch()
+        n = self.X.shape[0]
+        if caps is None or self.stale or tightened * WATCH_TIGHT >= n or changed == 0:
+            return
+        marked = self._watch_mask.view(np.bool_)          # 0/1 bytes: numpy's fast path
+        if np.count_nonzero(marked) <= WATCH_SHARE * n:
+            self.buffers.set_watch(np.flatnonzero(marked).astype(np.int64, copy=False), *caps)
 
     def _plan(self, c64: np.ndarray
               ) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

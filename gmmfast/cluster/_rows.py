@@ -99,7 +99,7 @@ class MemoryRows:
 
     def finish(self, run: Any, k: int) -> np.ndarray:
         """The labels at the kept centers; a ConvergenceWarning if clusters are empty."""
-        labels = run.family.labels(run.w)
+        labels = run.family.final_labels(run.w)
         _warn_empty(self.X, self.sw, run.w, labels, k, self.n_threads)
         return labels
 
@@ -130,7 +130,8 @@ class MemoryRows:
         """Labels at ``centers`` and their sums; ``old_labels`` are the last step's. Rows
         whose label provably stays are not searched (Hamerly's bounds, kept across steps)."""
         if self._bounds is None:
-            self._bounds = SparseBounds(self.n) if self.sparse else HamerlyBounds(self.X)
+            self._bounds = (SparseBounds(self.n) if self.sparse
+                            else HamerlyBounds(self.X, self.n_threads))
         run = csr_assign if self.sparse else assign
         return run(self.X, self.sw, centers, self.n_threads, with_sums=with_sums,
                    old_labels=old_labels, bounds=self._bounds)
