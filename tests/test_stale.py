@@ -267,7 +267,7 @@ def test_the_search_code_is_reached_only_where_the_table_says(stale, monkeypatch
     assert reached(lambda: GMMKMeans(4, random_state=0).fit(X)) == {"escape", "kernel"}
     # the table says so, and the scripts still fit that way
     M = stale.MEASURED
-    assert all(p in stale._LSSVM and p in stale._POTTS for p in stale.NOT_REACHED)
+    assert all(p in stale._LSSVM for p in stale.NOT_REACHED)
     assert all(p in M[s] for s in ("walk_steps", "walk_throughput") for p in stale.NOT_REACHED)
     assert all(p in M["lloyd_iteration"] for p in stale.RESTARTS)
     assert not any(p in M["lloyd_iteration"] for p in stale.ESCAPES)
@@ -276,3 +276,44 @@ def test_the_search_code_is_reached_only_where_the_table_says(stale, monkeypatch
             ("lloyd_iteration", "walk_steps", "walk_throughput")}
     assert "init=C" in text["lloyd_iteration"] and "patience=0" in text["lloyd_iteration"]
     assert 'selection="random"' in text["walk_steps"] and "GMMKMeans" not in text["walk_throughput"]
+
+def test_the_objects_and_potts_scripts_never_reach_the_clustering_code(stale):
+    """The LS-SVM scripts of the cluttered objects and potts_throughput leave gmmfast.cluster
+    and the k-means kernels (CLUSTER_KERNELS) out of what they measure: in a fresh process a
+    G-MM fit with the multi-fold bias and an alpha-expansion import neither; the scenes'
+    discover_parts does (the check's control)."""
+    import subprocess
+    import sys
+    code = """
+import sys
+import numpy as np
+from gmmfast.datasets import make_cluttered_objects
+from gmmfast.experiments.table2 import OBJECTS_DEFAULTS, LAM, SOLVER
+from gmmfast.lssvm import LatentMulticlassModel, LatentSSVM
+from gmmfast.potts import alpha_expansion
+D = make_cluttered_objects(**dict(OBJECTS_DEFAULTS, n_per_class=6, scale=2, canvas_cells=8,
+                                  random_state=0))
+LatentSSVM(LatentMulticlassModel(len(D.classes), positions=D.positions), lam=LAM,
+           method="gmm-biased", n_folds=2, solver=SOLVER, max_iter=3,
+           random_state=0).fit(D.data, D.target, latent_init="top-left")
+alpha_expansion(np.random.default_rng(0).random((6, 6, 3)), 0.5)
+kernels = [m.split(":(exclude)gmmfast/_kernels/")[1].split(".")[0] for m in sys.argv[1:]]
+def reached():
+    return sorted(m for m in sys.modules if m.startswith("gmmfast.cluster")
+                  or m in ["gmmfast._kernels." + k for k in kernels])
+print(reached())
+from gmmfast.lssvm import discover_parts
+discover_parts(np.random.default_rng(0).normal(size=(30, 4, 3)), 3, random_state=0)
+print(reached())
+"""
+    out = subprocess.run([sys.executable, "-c", code, *stale.CLUSTER_KERNELS], cwd=ROOT,
+                         capture_output=True, text=True, check=True).stdout.splitlines()
+    assert out[0] == "[]"
+    assert "gmmfast._kernels._kmeans" in out[1] and "gmmfast.cluster" in out[1]
+    M = stale.MEASURED
+    for script in ("lssvm_calibration", "lssvm_crammer_singer", "lssvm_inference",
+                   "lssvm_selection", "lssvm_table2", "potts_throughput"):
+        assert not any(p.startswith("gmmfast/cluster") for p in M[script]), script
+        assert all(p in M[script] for p in stale.CLUSTER_KERNELS), script
+    assert "gmmfast/cluster/" in M["scenes_table3"]
+    assert not any(p in M["scenes_table3"] for p in stale.CLUSTER_KERNELS[:2])  # _kmeans, simd
