@@ -112,7 +112,7 @@ BENCH_GROUPS = [
       "iterations", "polish", "walk_samplers", "walk_steps"]),
     ("scale", "Large data: scale against faiss and scikit-learn",
      "Coarse-to-fine fits on 1e5 to 1e8 rows, memory.",
-     ["scale_faiss", "scale_faiss_2threads", "scale", "scale_2threads", "memory"]),
+     ["scale_faiss", "scale_faiss_2threads", "memory"]),
     ("dask", "Dask",
      "GMMKMeans on a dask array against dask-ml's KMeans.",
      ["scale_dask"]),
