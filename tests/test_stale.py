@@ -277,7 +277,7 @@ def test_the_search_code_is_reached_only_where_the_table_says(stale, monkeypatch
     assert "init=C" in text["lloyd_iteration"] and "patience=0" in text["lloyd_iteration"]
     assert 'selection="random"' in text["walk_steps"] and "GMMKMeans" not in text["walk_throughput"]
 
-def test_the_objects_and_potts_scripts_never_reach_the_clustering_code(stale):
+def test_the_objects_and_potts_scripts_never_reach_the_clustering_code(stale, tmp_path):
     """The LS-SVM scripts of the cluttered objects and potts_throughput leave gmmfast.cluster
     and the k-means kernels (CLUSTER_KERNELS) out of what they measure: in a fresh process a
     G-MM fit with the multi-fold bias and an alpha-expansion import neither; the scenes'
@@ -306,7 +306,8 @@ from gmmfast.lssvm import discover_parts
 discover_parts(np.random.default_rng(0).normal(size=(30, 4, 3)), 3, random_state=0)
 print(reached())
 """
-    out = subprocess.run([sys.executable, "-c", code, *stale.CLUSTER_KERNELS], cwd=ROOT,
+    # from an empty folder: the installed package, not an unbuilt source tree (as CI runs)
+    out = subprocess.run([sys.executable, "-c", code, *stale.CLUSTER_KERNELS], cwd=tmp_path,
                          capture_output=True, text=True, check=True).stdout.splitlines()
     assert out[0] == "[]"
     assert "gmmfast._kernels._kmeans" in out[1] and "gmmfast.cluster" in out[1]
