@@ -8,9 +8,13 @@ workers limited to 1 GB each): seconds per iteration and bytes moved per iterati
 
     python bench/scale_dask.py --part peers16 --repeats 5
     python bench/scale_dask.py --part init
-    python bench/scale_dask.py --part peers64 --repeats 1
+    python bench/scale_dask.py --part peers64 --repeats 1 --daskml-limit 900
     python bench/scale_dask.py --part ooc
     python bench/scale_dask.py --part ooc-nosteal
+
+The peer parts also fit `GMMKMeans()` on the same rows as one numpy array in the driver
+(same seed): the Dask fit should be that fit. ``--daskml-limit`` stops dask-ml after that
+many seconds (its time is then a lower bound and it has no SSE).
 
 Each part stores its rows in bench/results/scale_dask.json; every run rewrites
 bench/results/scale_dask.md from all parts measured so far.
@@ -21,6 +25,7 @@ import argparse
 import json
 import os
 import resource
+import threading
 import time
 import warnings
 
@@ -55,10 +60,13 @@ def fit_gmm(X, k, seed, **kw):
     from gmmfast import GMMKMeans
     t = time.perf_counter()
     m = GMMKMeans(k, random_state=seed, **kw).fit(X)
-    return dict(seconds=time.perf_counter() - t, n_iter=int(m.n_iter_),
+    seconds = time.perf_counter() - t
+    labels = m.labels_.compute() if hasattr(m.labels_, "compute") else m.labels_
+    return dict(seconds=seconds, n_iter=int(m.n_iter_),
                 sse=float(m.inertia_) / X.shape[0],
                 violations=len(m.history_.invariant_violations()),
-                passes=[list(p) for p in m._dask_passes])
+                passes=[list(p) for p in getattr(m, "_dask_passes", [])],
+                levels=[int(lv.rows) for lv in m.levels_]), labels
 
 
 def objective(X, centers):
@@ -83,21 +91,60 @@ def fit_daskml(X, k, seed):
                 distinct_centers=int(np.unique(m.cluster_centers_, axis=0).shape[0]))
 
 
-def part_peers(n, d, k, repeats, contenders):
+def fit_daskml_limited(client, X, k, seed, limit):
+    """fit_daskml, stopped after ``limit`` seconds (None: no limit): then the workers are
+    restarted (which cancels its tasks and drops the persisted data) and the row says so."""
+    if limit is None:
+        return fit_daskml(X, k, seed), False
+    out = {}
+
+    def run():
+        try:
+            out["row"] = fit_daskml(X, k, seed)
+        except Exception as exc:          # cancelled by the restart below
+            out["error"] = repr(exc)[:200]
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(limit)
+    if "row" in out:
+        return out["row"], False
+    client.restart()
+    thread.join(60)
+    return dict(seconds=float(limit), stopped=True, n_iter=None, sse=None,
+                warnings=[]), True
+
+
+MEMORY = "GMMKMeans() in memory (the same rows, 2 threads)"
+DASKML = "dask-ml KMeans(max_iter=25)"
+
+
+def part_peers(n, d, k, repeats, contenders, limit=None):
     import dask.array as da
     lc, client = cluster()
     try:
-        X = da.from_array(mixture(n, d), chunks=(100_000, d)).persist()
+        data = mixture(n, d)
+        X = da.from_array(data, chunks=(100_000, d)).persist()
         client.wait_for_workers(2)
         runs = {name: [] for name in contenders}
         for r in range(repeats):              # alternating, one run each per round
+            dask_labels = None
             for name in contenders:
-                if name == "dask-ml KMeans(max_iter=25)":
-                    runs[name].append(fit_daskml(X, k, r))
+                if name == DASKML:
+                    row, restarted = fit_daskml_limited(client, X, k, r, limit)
+                    if restarted:             # the restart dropped the persisted blocks
+                        X = da.from_array(data, chunks=(100_000, d)).persist()
+                        client.wait_for_workers(2)
+                elif name == MEMORY:
+                    row, labels = fit_gmm(data, k, r)   # the machine's 2 threads
+                    row["same_labels_as_dask"] = bool(np.array_equal(labels, dask_labels))
+                    row["sse_vs_dask"] = row["sse"] / runs["GMMKMeans()"][-1]["sse"] - 1
                 else:
-                    runs[name].append(fit_gmm(X, k, r, **contenders[name]))
-                print(name, r, {a: b for a, b in runs[name][-1].items() if a != "passes"},
-                      flush=True)
+                    row, labels = fit_gmm(X, k, r, **contenders[name])
+                    if name == "GMMKMeans()":
+                        dask_labels = labels
+                runs[name].append(row)
+                print(name, r, {a: b for a, b in row.items() if a != "passes"}, flush=True)
     finally:
         client.close()
         lc.close()
@@ -123,7 +170,7 @@ def part_init(repeats):
                 w0 = initial_centers(X, 100, random_state=np.random.default_rng(r), **kw)
                 t_init = time.perf_counter() - t
                 f0 = inertia(X, w0) / 1e6
-                res = fit_gmm(X, 100, r, **kw)
+                res, _ = fit_gmm(X, 100, r, **kw)
                 rows[name].append(dict(init_seconds=t_init, init_sse=f0, **res))
                 print(name, r, t_init, f0, res["sse"], res["seconds"], flush=True)
     finally:
@@ -184,6 +231,12 @@ def _stat(vals, fmt="{:.1f}"):
 
 
 def _notes(rs):
+    if "same_labels_as_dask" in rs[0]:
+        same = sum(r["same_labels_as_dask"] for r in rs)
+        diff = max(abs(r["sse_vs_dask"]) for r in rs)
+        return (f"labels identical to the Dask fit's in {same}/{len(rs)} seeds, SSE/n within "
+                f"a relative {diff:.1e}; {sum(r['violations'] for r in rs)} invariant "
+                "violations")
     if "violations" in rs[0]:
         return f"{sum(r['violations'] for r in rs)} invariant violations"
     warned = sorted({w for r in rs for w in r.get("warnings", [])})
@@ -194,7 +247,7 @@ def _notes(rs):
 
 
 def _peers_table(runs):
-    peer = runs["dask-ml KMeans(max_iter=25)"]
+    peer = runs[DASKML]
     ref = np.median([r["seconds"] for r in peer])
     stopped = any(r.get("stopped") for r in peer)
     out = []
@@ -206,6 +259,7 @@ def _peers_table(runs):
         sse = np.array([r["sse"] for r in rs])
         t = np.median([r["seconds"] for r in rs])
         out.append([name, _stat([r["seconds"] for r in rs]),
+                    "- (not on Dask)" if name == MEMORY else
                     f"{'> ' if stopped else ''}{ref / t:.1f}x",
                     _stat([r["n_iter"] for r in rs], "{:.0f}"),
                     f"{sse.mean():.2f} +- {sse.std():.2f}" if sse.size > 1 else f"{sse[0]:.2f}",
@@ -213,6 +267,29 @@ def _peers_table(runs):
                     _notes(rs)])
     return markdown_table(["contender", "seconds", "speed-up vs dask-ml", "iterations",
                            "SSE/n mean +- std", "best SSE/n", "notes"], out)
+
+
+def _peers_text(runs):
+    """What the table cannot say: the seeds, a stopped dask-ml, the in-memory twin."""
+    n_runs = len(runs["GMMKMeans()"])
+    text = (f"Seeds 0-{n_runs - 1} (random_state = repeat); rounds alternate between the "
+            "contenders. SSE/n is F(cluster_centers_) / n for every contender, computed after "
+            "the timing.")
+    stopped = [r for r in runs[DASKML] if r.get("stopped")]
+    if stopped:
+        text += (f" dask-ml was stopped after {stopped[0]['seconds']:.0f} s without finishing "
+                 "its 25 iterations (its tasks cancelled by restarting the workers): its time "
+                 "is a lower bound, and it has no SSE.")
+    if MEMORY in runs:
+        levels = runs["GMMKMeans()"][0].get("levels")
+        text += (f" `{MEMORY}` fits the same rows as one numpy array in the driver with the "
+                 "same seed (its time is not a Dask time: no scheduling, the driver's "
+                 "threads); the Dask default fit should be that fit, since the coarse level's "
+                 "sample is drawn by global row across the blocks and fitted in memory on the "
+                 "driver, and only the finer levels pass over the blocks"
+                 + (f" (levels of {', '.join(f'{m:,}' for m in levels)} rows)." if levels
+                    else "."))
+    return text
 
 
 def measured(store, part):
@@ -223,9 +300,9 @@ def measured(store, part):
 def provenance(command):
     """Command, date, commit, machine and SIMD level of this run, in one line."""
     from gmmfast import kernel_info
-    keep = ("command", "date", "commit", "machine")
+    keep = ("command", "date", "commit", "machine", "load average")
     lines = [ln[2:] for ln in machine_header(command).splitlines()
-             if ln.startswith("- ") and ln[2:].split(":")[0] in keep]
+             if ln.startswith("- ") and ln[2:].startswith(keep)]
     return "; ".join(lines) + f"; kernels {kernel_info()['simd']}"
 
 
@@ -243,30 +320,16 @@ def report(store):
             f"Nearest-center kernels dispatched to **{level}**. Every contender ran on the same "
             "`LocalCluster(n_workers=2, threads_per_worker=1, processes=True)` (one thread per "
             "worker, so 2 threads on each side), data persisted on the workers in chunks of "
-            "100,000 rows; the machine (2 cores) was shared with other jobs, see the load "
-            "average above: absolute times are noisy, the ratios less so.",
+            "100,000 rows. Each part's line gives the load average when it ended (2 cores: "
+            "above about 0.5 beyond the benchmark's own 2, other jobs shared the machine).",
             "",
             "Measured part by part (the header above is that of the last write); each part "
             "says when, on which commit and machine it was measured.", ""]
     for key, title in (("peers16", "1M x 16 float64, k = 100 (mixture of 400 Gaussians)"),
                        ("peers64", "1M x 64 float64, k = 1000 (mixture of 400 Gaussians)")):
         if key in store:
-            if key == "peers64":
-                body += [f"## {title}", "", measured(store, key), "",
-                         "One run each (seed 0), our two first. dask-ml was "
-                         "stopped by hand after it had run for more than 1,770 s (a lower "
-                         "bound read from the log: it had started before the time the "
-                         "GMMKMeans(eta=1) line was seen, 29.5 min before the stop) without "
-                         "finishing its 25 iterations, so its time is a lower bound and it has "
-                         "no SSE; the G-MM rows were transcribed from the same run's log "
-                         "(per-pass times were not printed).", "",
-                         _peers_table(store[key]), ""]
-                continue
             body += [f"## {title}", "", measured(store, key), "",
-                     "Seeds 0.. (random_state = repeat); rounds "
-                     "alternate between the contenders. SSE/n is F(cluster_centers_) / n for "
-                     "every contender, computed after the timing.", "",
-                     _peers_table(store[key]), ""]
+                     _peers_text(store[key]), "", _peers_table(store[key]), ""]
             g = store[key].get("GMMKMeans()")
             if g:
                 per = [s for r in g for s, _ in r["passes"]]
@@ -325,13 +388,13 @@ def report(store):
                 ["SSE/n after 3 iterations", f"{o['sse']:.2f}"],
                 ["invariant violations", o["violations"]],
             ]), "",
-            "The workers' sent bytes are dask's transfers of any kind: with work stealing on, "
-            "blocks (64 MB each) moved to an idle worker, about one per pass; with it off "
-            "(the second fit, run later under a heavier load, hence the slower passes), the "
-            "whole fit sent 64 MB: the 6.8 MB seeding sample, about one block, and the Parts. "
-            "What the algorithm itself moves per pass is the centers to the workers and one "
-            "Part per block up the tree (each the size of the root Part returned to the "
-            "driver: 15.6 kB here, so 40 blocks make 0.6 MB).", "",
+            "The workers' sent bytes are dask's transfers of any kind: blocks "
+            f"({o['chunk'] * o['d'] * 4 / 1e6:.0f} MB each) that work stealing moves to an "
+            "idle worker, the seeding sample, and the Parts. What the algorithm itself moves "
+            "per pass is the centers to the workers and one Part per block up the tree (each "
+            f"the size of the root Part returned to the driver: {got[-1] / 1e3:.1f} kB here, "
+            f"so {o['n'] // o['chunk']} blocks make "
+            f"{got[-1] * (o['n'] // o['chunk']) / 1e6:.1f} MB).", "",
             "### Growth to 1e9 points on 100 workers (on paper)", "",
             "Per iteration the driver sends the centers (k d values: one key, fetched once by "
             "each worker) and one small task per block, and receives one Part: k (d + 3) "
@@ -353,7 +416,8 @@ def report(store):
             "driver's work per iteration (merge-split selection, new centers) is "
             "O(k (d + neighbours)), independent of n and of the workers. Memory per worker "
             "is the blocks in flight (here 2 x 64 MB of X and their labels), not its share "
-            "of X: peak RSS stayed under half the 1 GB limit.", ""]
+            f"of X: the workers' peak RSS was {max(o['peak_rss']) / 1e9:.2f} GB at most, "
+            "against the 1 GB limit.", ""]
     write_results("scale_dask", "G-MM k-means on Dask against dask-ml, and past the workers' "
                   "memory", "\n".join(body))
 
@@ -364,14 +428,18 @@ def main():
                                        "report"],
                     required=True)
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--daskml-limit", type=float, default=None,
+                    help="stop dask-ml after this many seconds (a lower bound, no SSE)")
     args = ap.parse_args()
     store = json.loads(STORE.read_text()) if STORE.exists() else {}
-    contenders = {"GMMKMeans()": {}, "GMMKMeans(eta=1)": dict(eta=1.0),
-                  "dask-ml KMeans(max_iter=25)": None}
+    contenders = {"GMMKMeans()": {}, MEMORY: None, "GMMKMeans(eta=1)": dict(eta=1.0),
+                  DASKML: None}
     if args.part == "peers16":
-        store["peers16"] = part_peers(1_000_000, 16, 100, args.repeats, contenders)
+        store["peers16"] = part_peers(1_000_000, 16, 100, args.repeats, contenders,
+                                      args.daskml_limit)
     elif args.part == "peers64":
-        store["peers64"] = part_peers(1_000_000, 64, 1000, args.repeats, contenders)
+        store["peers64"] = part_peers(1_000_000, 64, 1000, args.repeats, contenders,
+                                      args.daskml_limit)
     elif args.part == "init":
         store["init"] = part_init(args.repeats)
     elif args.part == "ooc":
@@ -379,8 +447,9 @@ def main():
     elif args.part == "ooc-nosteal":
         store["ooc-nosteal"] = part_ooc(stealing=False)
     if args.part != "report":
+        limit = f" --daskml-limit {args.daskml_limit:g}" if args.daskml_limit else ""
         store.setdefault("measured", {})[args.part] = provenance(
-            f"python bench/scale_dask.py --part {args.part} --repeats {args.repeats}")
+            f"python bench/scale_dask.py --part {args.part} --repeats {args.repeats}{limit}")
     STORE.write_text(json.dumps(store, indent=1))
     report(store)
 
