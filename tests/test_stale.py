@@ -210,6 +210,39 @@ def test_docs_and_examples_cite_too_and_all_checks_every_file(stale, repo):
     assert every["uncited.md"].cited_by == [] and not every["uncited.md"].stale
 
 
+def test_a_pattern_cites_every_results_file_it_matches(stale, repo):
+    c = git(repo, "rev-parse", "--short", "HEAD")
+    for name in ("walk_truth.md", "walk_truth_data1.md", "walk_random.md"):
+        write_results(repo, name, header(c))
+    (repo / "README.md").write_text("From the truth (`walk_truth*.md`); every file: "
+                                    "`bench/results/*.md`, `*.png`.\n")
+    commit(repo, "results")
+    assert set(verdicts(stale, repo)) == {"walk_truth.md", "walk_truth_data1.md"}
+
+
+def test_scene_runs_from_named_inits_measure_no_clustering_code(stale, repo):
+    """A scenes_table3 run whose --inits are only "random" and "truth" never runs k-means (the
+    coherent inits' discover_parts): a change to gmmfast/cluster stales only the others."""
+    assert stale.named_inits_only("python bench/scenes_table3.py --inits random,truth --x 1")
+    assert stale.named_inits_only("`python bench/scenes_table3.py --inits=truth`")
+    assert not stale.named_inits_only("python bench/scenes_table3.py --inits random,0.5")
+    assert not stale.named_inits_only("python bench/scenes_table3.py --seeds 3")  # default
+    (repo / "bench" / "scenes_table3.py").write_text("")
+    c = commit(repo, "the script")
+    for name, inits in (("named.md", "random,truth"), ("coherent.md", "random,0.25")):
+        write_results(repo, name, header(c, script="scenes_table3").replace(
+            "--seeds 3", f"--seeds 3 --inits {inits}"))
+    (repo / "README.md").write_text("`named.md`, `coherent.md`\n")
+    commit(repo, "results")
+    (repo / "gmmfast" / "cluster" / "_fit.py").write_text("x = 2\n")
+    commit(repo, "a clustering change")
+    v = verdicts(stale, repo)
+    assert not v["named.md"].stale and v["coherent.md"].stale
+    (repo / "gmmfast" / "lssvm" / "_learner.py").write_text("y = 2\n")
+    commit(repo, "a latent SVM change")
+    assert verdicts(stale, repo)["named.md"].stale
+
+
 def test_unknown_script_measures_the_whole_package(stale, repo):
     write_results(repo, "other.md", header(git(repo, "rev-parse", "--short", "HEAD"),
                                            script="brand_new"))
@@ -318,3 +351,30 @@ print(reached())
         assert all(p in M[script] for p in stale.CLUSTER_KERNELS), script
     assert "gmmfast/cluster/" in M["scenes_table3"]
     assert not any(p in M["scenes_table3"] for p in stale.CLUSTER_KERNELS[:2])  # _kmeans, simd
+
+
+def test_scene_runs_from_named_inits_never_reach_the_clustering_code(stale, tmp_path):
+    """Every scenes_table3 method from "random" and "truth", and the oracle, in a fresh
+    process: neither gmmfast.cluster nor a k-means kernel is imported; a coherent init (a
+    Potts weight) imports both (the check's control)."""
+    code = """
+import sys
+from gmmfast.experiments.table3 import METHODS, compare, initial_labels, oracle
+D, _, _, lam = compare(list(METHODS), ["random", "truth"], n_seeds=1, max_iter=2, n_train=10,
+                       n_test=5, generator=dict(n_bins=4, grid=(4, 4)), positions=1.0,
+                       solver_max_iter=30, progress=False)
+oracle(D, lam, solver_max_iter=30)
+kernels = [m.split(":(exclude)gmmfast/_kernels/")[1].split(".")[0] for m in sys.argv[1:]]
+def reached():
+    return sorted(m for m in sys.modules if m.startswith("gmmfast.cluster")
+                  or m in ["gmmfast._kernels." + k for k in kernels])
+print(reached())
+initial_labels(D, 0.5)
+print(reached())
+"""
+    out = subprocess.run([sys.executable, "-c", code, *stale.CLUSTER_KERNELS], cwd=tmp_path,
+                         capture_output=True, text=True, check=True).stdout.splitlines()
+    assert out[0] == "[]"
+    assert "gmmfast._kernels._kmeans" in out[1] and "gmmfast.cluster" in out[1]
+    assert stale.measured_paths("scenes_table3", "--inits random,truth")[:-len(
+        stale.DOCS_ONLY) - 1] == list(stale._OBJECTS)
