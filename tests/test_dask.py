@@ -85,7 +85,8 @@ def test_defaults_within_two_percent_of_memory(client, seed):
     mem, dsk = fitted_pair(X, 1500, n_clusters=20, random_state=seed)
     # small data: the same seeding restarts on the gathered rows as in memory, so both runs
     # start from the same centers and neither ends above them; the escapes then draw their
-    # proposals on different rows (blocks or memory) and part (1.2 % apart at seed 1)
+    # proposals on different rows (blocks or memory) and may part (here they end the same to
+    # rounding; at 20,000 x 16, k = 60 some seeds end up to 2 % apart)
     assert dsk.restarts_ is not None and mem.restarts_ is not None
     np.testing.assert_array_equal(dsk.restarts_.objectives, mem.restarts_.objectives)
     start = mem.restarts_.objectives[mem.restarts_.best]
