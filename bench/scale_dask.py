@@ -348,9 +348,20 @@ def report(store):
                          f"{min(r['sse'] for r in rs):.2f}"])
         body += ["## Seeding a dask fit (1M x 16, k = 100, then `GMMKMeans()`)", "",
                  measured(store, "init"), "",
+                 "The seeding columns time `initial_centers` on the whole dask array (the "
+                 "seeding of a fit on every row); the fit columns time `GMMKMeans()` with "
+                 "that seeding option.", "",
                  markdown_table(["seeding", "seeding seconds", "SSE/n at the seeds",
                                  "whole fit seconds", "final SSE/n mean +- std",
                                  "best"], rows), ""]
+        coarse = sorted({r["levels"][0] for rs in store["init"].values() for r in rs
+                         if "levels" in r})
+        if coarse:
+            body += [f"The default fit seeds its coarse level, a sample of {coarse[0]:,}-"
+                     f"{coarse[-1]:,} rows held on the driver: k-means++ with an `init_size` "
+                     "at or above that seeds on the whole sample, whatever its value, so the "
+                     "k-means++ rows fit the same centers (their fit seconds differ by the "
+                     "run only); k-means|| seeds the sample by its own rounds.", ""]
     if "ooc" in store:
         o = store["ooc"]
         per = [s for s, _ in o["passes"]]
