@@ -8,7 +8,8 @@ Run it before a release (and before quoting a figure)::
 A results file is *cited* when README.md, a file of docs/ (``*.rst``, ``*.md``, ``*.py``, at
 any depth) or ``examples/*.py`` names it: ``bench/results/NAME.md`` (or any path ending in
 ``results/NAME.ext``), or the bare ``NAME.ext`` of a file in bench/results/ (or of a bench
-script's results: ``walk_throughput.md`` for bench/walk_throughput.py, even if missing).
+script's results: ``walk_throughput.md`` for bench/walk_throughput.py, even if missing), or a
+pattern matching it (``scenes_table3_truth_d66_n100_walk*.md``).
 
 Each cited file is read for its header (bench/_common.py writes it): the ``- command:`` line
 names the bench script, the ``- commit:`` line the commit it ran on, and a ``SIMD level``
@@ -21,7 +22,8 @@ A file is **stale** when
 
 - ``git log COMMIT..HEAD -- <measured paths>`` lists a commit (the code it measures changed
   after it ran; the measured paths of each script are in :data:`MEASURED` below, the whole
-  package but for docs-only files by default, plus the script itself) that changed code: a
+  package but for docs-only files by default, plus the script itself; a scenes_table3 run
+  from :data:`NAMED_INITS` only measures what the objects' scripts do) that changed code: a
   commit whose measured files are all Python files with the same syntax tree once docstrings
   are left out (it changed comments or docstrings only) changes no measurement, or
 - its header has no commit, or one this repository does not know (a typo, a rebased or
