@@ -168,7 +168,8 @@ def git(root: Path, *args: str) -> subprocess.CompletedProcess:
 
 
 def citing_files(root: Path) -> List[Path]:
-    """README.md, docs/**/*.{rst,md,py} and examples/*.py, those that exist."""
+    """README.md, docs/**/*.{rst,md,py} and examples/*.py, those that exist and git does not
+    ignore (a docs build writes pages of its own under docs/, one per results file)."""
     out = [root / "README.md"] if (root / "README.md").is_file() else []
     docs = root / "docs"
     if docs.is_dir():
@@ -177,7 +178,11 @@ def citing_files(root: Path) -> List[Path]:
     examples = root / "examples"
     if examples.is_dir():
         out += sorted(p for p in examples.glob("*.py") if p.is_file())
-    return out
+    ignored = git(root, "ls-files", "-z", "--others", "--ignored", "--exclude-standard",
+                  "--", "README.md", "docs", "examples")
+    skip = {root / f for f in ignored.stdout.split("\0") if f} if ignored.returncode == 0 \
+        else set()
+    return [p for p in out if p not in skip]
 
 
 def citations(root: Path) -> Dict[str, List[str]]:

@@ -204,6 +204,10 @@ def test_docs_and_examples_cite_too_and_all_checks_every_file(stale, repo):
     assert v["table1_objective.png"].header_from == "table1.md"   # the file naming the figure
     assert v["walk_throughput.md"].cited_by == ["examples/speed.py"]
     assert not any(e.stale for e in v.values())
+    (repo / ".gitignore").write_text("docs/_build/\n")
+    (repo / "docs" / "_build").mkdir()
+    (repo / "docs" / "_build" / "page.md").write_text("bench/results/uncited.md\n")  # ignored
+    assert set(verdicts(stale, repo)) == {"table1_objective.png", "walk_throughput.md"}
     every = verdicts(stale, repo, every=True)
     assert set(every) == {"table1.md", "table1_objective.png", "walk_throughput.md",
                           "uncited.md"}
