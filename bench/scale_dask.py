@@ -8,7 +8,7 @@ workers limited to 1 GB each): seconds per iteration and bytes moved per iterati
 
     python bench/scale_dask.py --part peers16 --repeats 5
     python bench/scale_dask.py --part init
-    python bench/scale_dask.py --part peers64 --repeats 1 --daskml-limit 900
+    python bench/scale_dask.py --part peers64 --repeats 1 --daskml-limit 600
     python bench/scale_dask.py --part ooc
     python bench/scale_dask.py --part ooc-nosteal
 
