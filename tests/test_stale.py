@@ -1,11 +1,13 @@
 """bench/stale.py on a tiny temporary git repository: fresh and stale results files."""
 from __future__ import annotations
 
+import ast
 import importlib.util
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import List
 
 import numpy as np
 import pytest
@@ -314,15 +316,28 @@ def test_the_search_code_is_reached_only_where_the_table_says(stale, monkeypatch
     assert "init=C" in text["lloyd_iteration"] and "patience=0" in text["lloyd_iteration"]
     assert 'selection="random"' in text["walk_steps"] and "GMMKMeans" not in text["walk_throughput"]
 
+def modules_reached(stale, tmp_path: Path, *steps: str) -> List[List[str]]:
+    """Run ``steps`` (Python source) one after another in a fresh process, from an empty folder
+    (the installed package, not an unbuilt source tree, as CI runs); after each, the modules
+    of gmmfast.cluster and the k-means kernels (CLUSTER_KERNELS) imported so far."""
+    code = """
+import sys
+kernels = [m.split(":(exclude)gmmfast/_kernels/")[1].split(".")[0] for m in sys.argv[1:]]
+def reached():
+    return sorted(m for m in sys.modules if m.startswith("gmmfast.cluster")
+                  or m in ["gmmfast._kernels." + k for k in kernels])
+""" + "".join(f"{step}\nprint(reached())\n" for step in steps)
+    out = subprocess.run([sys.executable, "-c", code, *stale.CLUSTER_KERNELS], cwd=tmp_path,
+                         capture_output=True, text=True, check=True).stdout.splitlines()
+    return [ast.literal_eval(line) for line in out]
+
+
 def test_the_objects_and_potts_scripts_never_reach_the_clustering_code(stale, tmp_path):
     """The LS-SVM scripts of the cluttered objects and potts_throughput leave gmmfast.cluster
     and the k-means kernels (CLUSTER_KERNELS) out of what they measure: in a fresh process a
     G-MM fit with the multi-fold bias and an alpha-expansion import neither; the scenes'
     discover_parts does (the check's control)."""
-    import subprocess
-    import sys
-    code = """
-import sys
+    objects = """
 import numpy as np
 from gmmfast.datasets import make_cluttered_objects
 from gmmfast.experiments.table2 import OBJECTS_DEFAULTS, LAM, SOLVER
@@ -333,21 +348,13 @@ D = make_cluttered_objects(**dict(OBJECTS_DEFAULTS, n_per_class=6, scale=2, canv
 LatentSSVM(LatentMulticlassModel(len(D.classes), positions=D.positions), lam=LAM,
            method="gmm-biased", n_folds=2, solver=SOLVER, max_iter=3,
            random_state=0).fit(D.data, D.target, latent_init="top-left")
-alpha_expansion(np.random.default_rng(0).random((6, 6, 3)), 0.5)
-kernels = [m.split(":(exclude)gmmfast/_kernels/")[1].split(".")[0] for m in sys.argv[1:]]
-def reached():
-    return sorted(m for m in sys.modules if m.startswith("gmmfast.cluster")
-                  or m in ["gmmfast._kernels." + k for k in kernels])
-print(reached())
+alpha_expansion(np.random.default_rng(0).random((6, 6, 3)), 0.5)"""
+    parts = """
 from gmmfast.lssvm import discover_parts
-discover_parts(np.random.default_rng(0).normal(size=(30, 4, 3)), 3, random_state=0)
-print(reached())
-"""
-    # from an empty folder: the installed package, not an unbuilt source tree (as CI runs)
-    out = subprocess.run([sys.executable, "-c", code, *stale.CLUSTER_KERNELS], cwd=tmp_path,
-                         capture_output=True, text=True, check=True).stdout.splitlines()
-    assert out[0] == "[]"
-    assert "gmmfast._kernels._kmeans" in out[1] and "gmmfast.cluster" in out[1]
+discover_parts(np.random.default_rng(0).normal(size=(30, 4, 3)), 3, random_state=0)"""
+    before, after = modules_reached(stale, tmp_path, objects, parts)
+    assert before == []
+    assert "gmmfast._kernels._kmeans" in after and "gmmfast.cluster" in after
     M = stale.MEASURED
     for script in ("lssvm_calibration", "lssvm_crammer_singer", "lssvm_inference",
                    "lssvm_selection", "lssvm_table2", "potts_throughput"):
@@ -361,24 +368,52 @@ def test_scene_runs_from_named_inits_never_reach_the_clustering_code(stale, tmp_
     """Every scenes_table3 method from "random" and "truth", and the oracle, in a fresh
     process: neither gmmfast.cluster nor a k-means kernel is imported; a coherent init (a
     Potts weight) imports both (the check's control)."""
-    code = """
-import sys
+    named = """
 from gmmfast.experiments.table3 import METHODS, compare, initial_labels, oracle
 D, _, _, lam = compare(list(METHODS), ["random", "truth"], n_seeds=1, max_iter=2, n_train=10,
                        n_test=5, generator=dict(n_bins=4, grid=(4, 4)), positions=1.0,
                        solver_max_iter=30, progress=False)
-oracle(D, lam, solver_max_iter=30)
-kernels = [m.split(":(exclude)gmmfast/_kernels/")[1].split(".")[0] for m in sys.argv[1:]]
-def reached():
-    return sorted(m for m in sys.modules if m.startswith("gmmfast.cluster")
-                  or m in ["gmmfast._kernels." + k for k in kernels])
-print(reached())
-initial_labels(D, 0.5)
-print(reached())
-"""
-    out = subprocess.run([sys.executable, "-c", code, *stale.CLUSTER_KERNELS], cwd=tmp_path,
-                         capture_output=True, text=True, check=True).stdout.splitlines()
-    assert out[0] == "[]"
-    assert "gmmfast._kernels._kmeans" in out[1] and "gmmfast.cluster" in out[1]
-    assert stale.measured_paths("scenes_table3", "--inits random,truth")[:-len(
-        stale.DOCS_ONLY) - 1] == list(stale._OBJECTS)
+oracle(D, lam, solver_max_iter=30)"""
+    before, after = modules_reached(stale, tmp_path, named, "initial_labels(D, 0.5)")
+    assert before == []
+    assert "gmmfast._kernels._kmeans" in after and "gmmfast.cluster" in after
+    assert set(stale.measured_paths("scenes_table3", "--inits random,truth")) \
+        >= set(stale._OBJECTS)
+    assert not any(p.startswith("gmmfast/cluster") for p in stale.measured_paths(
+        "scenes_table3", "--inits random,truth"))
+
+
+def test_only_a_dask_array_reaches_the_dask_path(stale, tmp_path):
+    """DASK is left out of what every in-memory script measures: in a fresh process the
+    fits those scripts make (the default coarse to fine, Lloyd, the paper's random bounds,
+    KMeans dense and sparse, the scenes' discover_parts; the experiments' modules) import
+    none of its modules; a fit on a dask array does (the check's control)."""
+    memory = """
+import warnings
+import numpy as np
+import scipy.sparse as sp
+from gmmfast import GMMKMeans, KMeans
+import gmmfast.experiments.table1, gmmfast.experiments.table3
+from gmmfast.lssvm import discover_parts
+X = np.random.default_rng(0).normal(size=(3000, 3))
+warnings.simplefilter("ignore")
+GMMKMeans(5, random_state=0).fit(X)
+GMMKMeans(5, sample_size=500, random_state=0).fit(X)
+GMMKMeans(5, eta=1.0, random_state=0).fit(X.astype(np.float32))
+GMMKMeans(5, selection="random", eta=0.02, walk_steps=100, max_iter=5, random_state=0).fit(X)
+KMeans(5, random_state=0).fit(X)
+KMeans(5, random_state=0).fit(sp.csr_matrix(X))
+discover_parts(np.random.default_rng(0).normal(size=(30, 4, 3)), 3, random_state=0)"""
+    dask = """
+import dask
+import dask.array as da
+with dask.config.set(scheduler="synchronous"):
+    GMMKMeans(5, random_state=0).fit(da.from_array(X, chunks=(1000, 3)))"""
+    modules = [f"gmmfast.cluster.{p.split('/')[-1][:-3]}" for p in stale.DASK]
+    before, after = modules_reached(stale, tmp_path, memory, dask)
+    assert "gmmfast.cluster._fit" in before and not set(modules) & set(before)
+    assert set(modules) <= set(after)
+    M = stale.MEASURED
+    assert all(all(p in paths for p in stale.DASK) for script, paths in M.items()
+               if script != "scale_dask" and "gmmfast/cluster/" in paths), M
+    assert not any(p in M["scale_dask"] for p in stale.DASK)
