@@ -79,14 +79,41 @@ def test_float32_stays_float32(client):
     assert dsk.history_.invariant_violations(rtol=1e-6) == []
 
 
-@pytest.mark.parametrize("seed", [0, 1])
-def test_defaults_within_two_percent_of_memory(client, seed):
-    X = mixture(n=8000, d=4, m=30, seed=seed)
-    mem, dsk = fitted_pair(X, 1500, n_clusters=20, random_state=seed)
-    # small data: the same seeding restarts on the gathered rows as in memory, so both runs
-    # start from the same centers and neither ends above them; the escapes then draw their
-    # proposals on different rows (blocks or memory) and may part (here they end the same to
-    # rounding; at 20,000 x 16, k = 60 some seeds end up to 2 % apart)
+@pytest.fixture
+def over_the_blocks(monkeypatch):
+    """Nothing is gathered to the driver for G-MM's level (MAX_GATHER_BYTES 0): the default
+    search's G-MM and escapes pass over the blocks, as on data too large to gather."""
+    from gmmfast.cluster import _dask
+    monkeypatch.setattr(_dask, "MAX_GATHER_BYTES", 0)
+
+
+@pytest.mark.parametrize("n, d, m, k, seed", [(8000, 4, 30, 20, 0), (8000, 4, 30, 20, 1),
+                                              (20_000, 16, 80, 60, 2), (20_000, 16, 80, 60, 3)])
+def test_defaults_on_data_no_larger_than_the_coarse_level_are_the_in_memory_fit(
+        client, n, d, m, k, seed):
+    """Where the coarse level is every row (sample_size="auto": at least 20,000) and they fit
+    in MAX_GATHER_BYTES, the rows are gathered once and the seeding, G-MM and the escapes run
+    as in memory; the polish passes over the blocks to the same fixed point of Lloyd's map.
+    (Over the blocks the escapes chose otherwise: up to 2 % apart at 20,000 x 16, k = 60.)"""
+    X = mixture(n=n, d=d, m=m, seed=seed)
+    mem, dsk = fitted_pair(X, 1500, n_clusters=k, random_state=seed)
+    assert [lv.rows for lv in dsk.levels_] == [lv.rows for lv in mem.levels_] == [n] * 2
+    np.testing.assert_array_equal(dsk.restarts_.objectives, mem.restarts_.objectives)
+    np.testing.assert_array_equal(dsk.levels_[0].centers, mem.levels_[0].centers)
+    assert len(dsk.escapes_) == len(mem.escapes_) > 0
+    np.testing.assert_array_equal(dsk.labels_.compute(), mem.labels_)
+    assert dsk.inertia_ == pytest.approx(mem.inertia_, rel=1e-9)
+    assert all(lv.history.invariant_violations() == [] for lv in dsk.levels_)
+    # (to rounding: a level's objective is summed over the blocks in another order)
+    assert dsk.inertia_ == dsk.levels_[1].objective <= dsk.levels_[0].objective * (1 + 1e-12)
+
+
+def test_defaults_over_the_blocks_within_two_percent_of_memory(client, over_the_blocks):
+    X = mixture(n=8000, d=4, m=30, seed=0)
+    mem, dsk = fitted_pair(X, 1500, n_clusters=20, random_state=0)
+    # the same seeding restarts on the gathered rows as in memory, so both runs start from
+    # the same centers and neither ends above them; the escapes then draw their proposals on
+    # different rows (blocks or memory) and may part
     assert dsk.restarts_ is not None and mem.restarts_ is not None
     np.testing.assert_array_equal(dsk.restarts_.objectives, mem.restarts_.objectives)
     start = mem.restarts_.objectives[mem.restarts_.best]
@@ -94,15 +121,14 @@ def test_defaults_within_two_percent_of_memory(client, seed):
     assert abs(dsk.inertia_ - mem.inertia_) <= 0.02 * mem.inertia_
     assert dsk.history_.invariant_violations() == []
     assert (dsk.history_.bound_at_previous <= dsk.history_.threshold).all()
-    # both end with Lloyd's passes on the same rows (the polish of the default selection)
     assert [lv.rows for lv in dsk.levels_] == [lv.rows for lv in mem.levels_] == [8000] * 2
-    # (to rounding: a level's objective is summed over the blocks in another order)
     assert dsk.inertia_ == dsk.levels_[1].objective <= dsk.levels_[0].objective * (1 + 1e-12)
 
 
-def test_the_default_fit_on_dask_polishes_to_the_in_memory_fixed_point(client):
-    """From the same centers without escapes, G-MM's level on the blocks is the in-memory one
-    to rounding; the polish over the blocks then ends at the same fixed point of Lloyd's map
+def test_the_default_fit_on_dask_polishes_to_the_in_memory_fixed_point(client,
+                                                                        over_the_blocks):
+    """From the same centers without escapes, G-MM's level over the blocks is the in-memory
+    one to rounding; the polish over the blocks then ends at the same fixed point of Lloyd's map
     (the labels, the centers to rounding, inertia_ the exact F of every row)."""
     from gmmfast.cluster import inertia
     from gmmfast.metrics import centroids_from_labels
@@ -124,12 +150,42 @@ def test_the_default_fit_on_dask_polishes_to_the_in_memory_fixed_point(client):
     assert all(lv.history.invariant_violations() == [] for lv in dsk.levels_)
 
 
+def test_the_polish_keeps_bounds_on_the_workers_and_ends_where_full_passes_end(monkeypatch):
+    """The polish's blocks keep their labels and Hamerly bounds between passes: Lloyd's
+    passes from the same centers give the same labels, centers, objectives and iterations as
+    full passes, searching fewer rows after the first (synchronous scheduler: the searches
+    are counted in this process)."""
+    import dask
+    from gmmfast.cluster import _dask_family
+    from gmmfast.core import generalized_mm
+    X = mixture(n=6000, d=4, m=30, seed=8)
+    data = _dask_blocks.as_blocks(da.from_array(X, chunks=(1000, 4)), None)
+    searched = []
+    assign = _dask_family.assign
+    monkeypatch.setattr(_dask_family, "assign", lambda *a, **kw: (
+        lambda out: searched.append(out.searched) or out)(assign(*a, **kw)))
+    runs = []
+    with dask.config.set(scheduler="synchronous"):
+        for bounded in (False, True):
+            family = _dask_family.DaskSumsFamily(data, n_neighbors=8, relocate_empty=False,
+                                                 seed=0, bounded=bounded)
+            runs.append(generalized_mm(family, X[:20].copy(), eta=1.0, tol=0.0, max_iter=100,
+                                       selection="mm"))
+    full, bounded = runs
+    assert full.n_iter == bounded.n_iter >= 5
+    np.testing.assert_array_equal(full.w, bounded.w)
+    np.testing.assert_array_equal(full.history.objective, bounded.history.objective)
+    # (the full passes are pass_block's: never counted) 6 blocks per bounded pass
+    per_pass = np.array(searched).reshape(bounded.n_iter + 1, 6).sum(axis=1)
+    assert per_pass[0] == 6000 and per_pass[-3:].max() < 600
+
+
 def _fits(X, chunks, configs):
     Xd = da.from_array(X, chunks=(chunks, X.shape[1]))
     return [GMMKMeans(**kw).fit(Xd) for kw in configs]
 
 
-def test_identical_for_one_and_two_workers(client):
+def test_identical_for_one_and_two_workers(client, over_the_blocks):
     X = mixture(n=5000, seed=3)
     configs = [dict(n_clusters=8, eta=1.0, random_state=1),
                dict(n_clusters=8, random_state=2, patience=5),
@@ -174,7 +230,7 @@ def test_chunkings(client):
         fits[0].history_.initial_objective, rel=1e-13)
 
 
-def test_empty_and_small_chunks_and_clusters_in_one_chunk(client):
+def test_empty_and_small_chunks_and_clusters_in_one_chunk(client, over_the_blocks):
     # rows sorted by mixture component: most clusters live in one block only; blocks of
     # zero rows and blocks smaller than k
     X = mixture(n=3000, d=2, m=6, seed=5, sort=True)
@@ -214,7 +270,7 @@ def _logged_block(block, path, block_info=None):
 
 @pytest.mark.parametrize("kw", [dict(eta=1.0), dict(patience=5), dict(selection="random", eta=0.1,
                                                               walk_steps=3000)])
-def test_one_pass_over_the_blocks_per_iteration(client, tmp_path, kw):
+def test_one_pass_over_the_blocks_per_iteration(client, over_the_blocks, tmp_path, kw):
     X = mixture(n=4000)
     log = tmp_path / "reads.txt"
     log.touch()
@@ -229,6 +285,21 @@ def test_one_pass_over_the_blocks_per_iteration(client, tmp_path, kw):
     passes = m.history_.n_iter + 1 + sum(e.history.n_iter + 1 for e in m.escapes_)
     passes += sum(lv.history.n_iter + 1 for lv in m.levels_[1:])
     assert (reads >= passes).all() and reads.sum() <= 4 * passes + len(m.escapes_)
+
+
+def test_a_gathered_level_reads_the_blocks_once(client, tmp_path):
+    """The default fit on data no larger than its coarse level: one read of every block to
+    gather the rows for the seeding, G-MM and the escapes, then the polish's passes."""
+    X = mixture(n=4000)
+    log = tmp_path / "reads.txt"
+    log.touch()
+    Xd = da.from_array(X, chunks=(1000, 3)).map_blocks(_logged_block, str(log),
+                                                       dtype=X.dtype)
+    m = GMMKMeans(8, random_state=0).fit(Xd)
+    assert len(m.escapes_) > 0 and m.restarts_ is not None
+    reads = np.bincount(np.loadtxt(log, dtype=int), minlength=4)
+    polish = m.levels_[1].history.n_iter + 1
+    np.testing.assert_array_equal(reads, 1 + polish)
 
 
 def test_kmeans_parallel_finds_every_distinct_point(client):

@@ -11,7 +11,7 @@ functions, so ``import gmmfast`` never imports it.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 
@@ -21,7 +21,8 @@ from ._dask_tasks import predict_block, transform_block
 from ._restarts import restarts_fit
 from ._rows import MemoryRows, warn_empty_clusters
 
-#: An explicit ``restarts`` count gathers the rows to the driver up to this size.
+#: Rows up to this size are gathered to the driver: for a G-MM level on every row
+#: (:meth:`DaskRows.in_memory`), and for an explicit ``restarts`` count.
 MAX_GATHER_BYTES = 1 << 28
 
 
@@ -36,6 +37,7 @@ class DaskRows:
         self.X = self.data.X
         self.n, self.d = self.X.shape
         self.dtype = self.data.dtype
+        self._memory: Optional[MemoryRows] = None
 
     @property
     def stats(self) -> list:
@@ -65,29 +67,54 @@ class DaskRows:
         rows an in-memory fit of the same rows draws)."""
         return MemoryRows(*draw_sample(self.data, size, k, rng))
 
+    def in_memory(self, p: Any) -> Optional[MemoryRows]:
+        """Every row gathered to the driver (once, then kept until the polish) when the
+        default search (merge-split) runs its G-MM level on every row, as it does on data no
+        larger than the coarse level, and they fit in MAX_GATHER_BYTES: the seeding, G-MM and
+        the escapes then run as an in-memory fit of the same rows runs them, and only the
+        polish passes over the blocks (summed in another order, the escapes' choices could
+        differ). None otherwise."""
+        if not (isinstance(p.core_selection, str) and p.core_selection == "merge-split") \
+                or self.n * self.d * self.dtype.itemsize > MAX_GATHER_BYTES:
+            return None
+        if self._memory is None:
+            self._memory = self.sample(self.n, p.k, np.random.default_rng(0))  # rng unused
+        return self._memory
+
     def seed(self, p: Any, rng: np.random.Generator) -> np.ndarray:
-        """Initial centers over the blocks; where the seeding restarts apply (small problems
-        with "auto"), every row is gathered once and seeded in memory, as an in-memory fit
-        of the same rows is (``restarts`` then holds their record)."""
+        """Initial centers: those of the gathered rows where :meth:`in_memory` (or the seeding
+        restarts, which gather every row) apply, ``restarts`` then holding their record; else
+        over the blocks."""
         self.restarts = None
-        if p.restarts_apply and restarts_fit(self.n, p.k, self.d, p.restarts):
+        rows = self.in_memory(p)
+        if rows is None and p.restarts_apply and restarts_fit(self.n, p.k, self.d, p.restarts):
             rows = self.sample(self.n, p.k, rng)     # every row, rng unused
+        if rows is not None:
             w0 = rows.seed(p, rng)
             self.restarts = rows.restarts
             return w0
         return init_centers(self.data, p, rng)
 
     def init_passes(self, p: Any) -> float:
-        """The seeding's work in passes over the blocks, for the escapes' budget (one)."""
-        return 1.0
+        """The seeding's work in passes over the rows, for the escapes' budget: the in-memory
+        figure on gathered rows, else one."""
+        rows = self.in_memory(p)
+        return 1.0 if rows is None else rows.init_passes(p)
 
     def family(self, p: Any, selection: Any, seed: int, incremental: bool = False) -> Any:
-        """The bound family over the blocks; every pass over them is exact (``incremental``
-        is an in-memory option)."""
+        """The bound family: that of the gathered rows for a G-MM level :meth:`in_memory`
+        keeps on the driver, else over the blocks, every pass exact. ``incremental`` marks
+        the polish (Lloyd's passes): it releases the gathered rows, and its blocks keep their
+        labels and bounds on the workers between passes."""
+        if incremental:
+            self._memory = None
+        elif self.in_memory(p) is not None:
+            return self._memory.family(p, selection, seed)
         if selection == "random":
             return DaskWalkFamily(self.data, eta=p.eta, walk_steps=p.walk_steps, seed=seed)
         return DaskSumsFamily(self.data, n_neighbors=p.n_neighbors,
-                              relocate_empty=selection == "merge-split", seed=seed)
+                              relocate_empty=selection == "merge-split", seed=seed,
+                              bounded=incremental and selection == "mm")
 
     def finish(self, run: Any, k: int) -> Any:
         """The lazy labels at the kept centers; a ConvergenceWarning if clusters are empty

@@ -1,7 +1,10 @@
 """The k-means bound families over the blocks of a Dask array (one pass per iteration).
 
 :class:`DaskSumsFamily` serves "mm" (Lloyd) and "merge-split" from per-cluster sums alone,
-with the bounds of :mod:`gmmfast.cluster._merge` chosen on the driver, as in memory;
+with the bounds of :mod:`gmmfast.cluster._merge` chosen on the driver, as in memory; for
+the polish (Lloyd's passes to a fixed point) each block keeps its labels and Hamerly bounds
+on its worker between passes (:func:`bounded_pass_block`), so a row whose label provably
+stays is not searched;
 :class:`DaskWalkFamily` serves the paper's random bounds: the walked labels of each block
 stay on the workers (n int32, never X) and the walk is fused into the pass: at centers w
 each block finds its nearest labels, the value of the previous bound's labels, and walks
@@ -20,12 +23,56 @@ import numpy as np
 from ..core import Selection
 from . import _merge
 from ._dask_blocks import Blocks, _rows, cluster_sums, reduce_tree, run_pass
-from ._dask_tasks import Part, walk_block
+from ._dask_tasks import Part, _block, _empty_part, _weights, expansion, walk_block
 from ._merge import MergeBound
-from ._pass import ClusterSums
+from ._pass import ClusterSums, HamerlyBounds, assign
 
 #: Selections that run on a Dask array.
 DASK_SELECTIONS = ("merge-split", "mm", "random")
+
+
+@dataclass
+class BlockBounds:
+    """A block's state between the polish's passes, kept on its worker: the labels of the
+    last pass and their Hamerly bounds at its centers (20 bytes per row)."""
+
+    labels: np.ndarray
+    upper: np.ndarray
+    lower: np.ndarray
+    centers: np.ndarray
+
+
+def bounded_pass_block(X_b: Any, sw_b: Any, centers: np.ndarray,
+                       state: Optional[BlockBounds], check: bool):
+    """One block of a Lloyd pass at ``centers`` (the cost, counts and per-cluster sums of
+    :func:`~gmmfast.cluster._dask_tasks.pass_block`, no drawn points) from the block's state
+    of the last pass: rows whose label provably stays are not searched, the labels and sums
+    are those of a full search. Returns the new state and the block's Part."""
+    k, d = centers.shape
+    X_b = _block(X_b, centers.dtype, check)
+    n = X_b.shape[0]
+    if n == 0:
+        return None, _empty_part(k, d, centers.dtype, True, False, False)
+    sw = _weights(sw_b, n, centers.dtype, check)
+    bounds = HamerlyBounds(X_b)
+    if state is not None:          # copied: a task never changes its inputs
+        bounds.upper[:], bounds.lower[:] = state.upper, state.lower
+        bounds.centers = state.centers
+    a = assign(X_b, sw, centers, 1, with_sums=True, bounds=bounds,
+               old_labels=None if state is None else state.labels)
+    s = a.sums
+    part = Part(cost=expansion(a.chunk_costs), counts=np.bincount(a.labels, minlength=k),
+                weight=s.weight, resid=s.resid, sse=s.cost)
+    return BlockBounds(a.labels, bounds.upper, bounds.lower, bounds.centers), part
+
+
+def _persist_pass(data: Blocks, outs: list):
+    """The (state, Part) delayed pairs of a pass's blocks: the states persisted (they stay on
+    the workers, one per block), the Parts reduced to one on the driver."""
+    import dask
+    data.passes += 1
+    persisted = dask.persist(*[st for st, _ in outs], reduce_tree([p for _, p in outs]))
+    return list(persisted[:-1]), data.compute(persisted[-1])[0]
 
 
 @dataclass
@@ -73,10 +120,14 @@ class DaskSumsFamily(_Family):
     the pass (they travel with the sums), so relocation reads nothing more.
     """
 
-    def __init__(self, data: Blocks, *, n_neighbors: int, relocate_empty: bool, seed: int):
+    def __init__(self, data: Blocks, *, n_neighbors: int, relocate_empty: bool, seed: int,
+                 bounded: bool = False):
         super().__init__(data, seed)
         self.n_neighbors = n_neighbors
         self.relocate_empty = relocate_empty
+        #: bounded ("mm" only): each block's BlockBounds of the last pass, on the workers
+        self.bounded = bounded and not relocate_empty
+        self._states: Optional[list] = None
 
     def _pass(self, w: np.ndarray) -> _Pass:
         if self._at is None or self._at.w is not w:
@@ -84,13 +135,29 @@ class DaskSumsFamily(_Family):
             if self.relocate_empty:     # the in-memory family's seed of this pass
                 sample_seed = int(np.random.SeedSequence([self.seed, self.n_passes])
                                   .generate_state(1, np.uint64)[0])
-            part = run_pass(self.data, w, sums=True, sample_seed=sample_seed)
+            if self.bounded:
+                part = self._bounded_pass(w)
+            else:
+                part = run_pass(self.data, w, sums=True, sample_seed=sample_seed)
             self.n_passes += 1
             self._at = _Pass(w=w, part=part, sums=cluster_sums(part, w))
         return self._at
 
     def touching(self, w: np.ndarray) -> MergeBound:
         return _merge.touching(self._pass(w).sums)
+
+    def _bounded_pass(self, w: np.ndarray) -> Part:
+        """A pass from every block's state of the last one (none: a full search), the new
+        states kept on the workers."""
+        import dask
+        c = dask.delayed(w)
+        check = self.data.check_now()
+        task = dask.delayed(bounded_pass_block, pure=False, nout=2)
+        states = self._states or [None] * len(self.data.blocks)
+        outs = [task(xb, swb, c, st, check)
+                for xb, swb, st in zip(self.data.blocks, self.data.sw_blocks, states)]
+        self._states, part = _persist_pass(self.data, outs)
+        return part
 
     def row(self, i: int) -> np.ndarray:
         """Row i of X: from the last pass when it was drawn there, else read."""
@@ -164,13 +231,8 @@ class DaskWalkFamily(_Family):
                        .generate_state(1, np.uint64)[0])
             outs.append(task(xb, swb, c, None if prev is None else prev.labels[b],
                              self.eta if walking else None, int(self.steps[b]), seed, check))
-        labels = [lab for lab, _ in outs]
-        parts = [p for _, p in outs]
         self.n_passes += 1
-        self.data.passes += 1
-        persisted = dask.persist(*labels, reduce_tree(parts))
-        labels, root = list(persisted[:-1]), persisted[-1]
-        part = self.data.compute(root)[0]
+        labels, part = _persist_pass(self.data, outs)
         return _Pass(w=w, part=part, labels=labels)
 
     def _pass(self, w: np.ndarray, prev: Optional[WalkBound] = None) -> _Pass:
