@@ -2,10 +2,12 @@
 
 Question (issue 10): on the same LocalCluster (2 worker processes, 1 thread each), how do
 `GMMKMeans()` and `GMMKMeans(eta=1)` on a dask array compare with dask-ml's `KMeans`
-(time, iterations, SSE/n) at 1M x 16 x 100 and 1M x 64 x 1000, which seeding should a
+(time, iterations, SSE/n) at 20,000 x 16 x 60 (no larger than the default's coarse level),
+1M x 16 x 100 and 1M x 64 x 1000, which seeding should a
 dask fit use, and what does a fit of 4e7 x 16 float32 cost (generated chunk by chunk,
 workers limited to 1 GB each): seconds per iteration and bytes moved per iteration.
 
+    python bench/scale_dask.py --part small --repeats 10
     python bench/scale_dask.py --part peers16 --repeats 5
     python bench/scale_dask.py --part init
     python bench/scale_dask.py --part peers64 --repeats 1 --daskml-limit 600
@@ -56,12 +58,15 @@ def worker_bytes(client):
     return int(sum(out.values()))
 
 
-def fit_gmm(X, k, seed, **kw):
+def fit_gmm(X, k, seed, labels=False, **kw):
+    """A timed GMMKMeans fit's record and (``labels``: a pass more, after the timing) its
+    labels."""
     from gmmfast import GMMKMeans
     t = time.perf_counter()
     m = GMMKMeans(k, random_state=seed, **kw).fit(X)
     seconds = time.perf_counter() - t
-    labels = m.labels_.compute() if hasattr(m.labels_, "compute") else m.labels_
+    if labels:
+        labels = m.labels_.compute() if hasattr(m.labels_, "compute") else m.labels_
     return dict(seconds=seconds, n_iter=int(m.n_iter_),
                 sse=float(m.inertia_) / X.shape[0],
                 violations=len(m.history_.invariant_violations()),
@@ -119,13 +124,16 @@ MEMORY = "GMMKMeans() in memory (the same rows, 2 threads)"
 DASKML = "dask-ml KMeans(max_iter=25)"
 
 
-def part_peers(n, d, k, repeats, contenders, limit=None):
+def part_peers(n, d, k, repeats, contenders, limit=None, chunk=100_000):
     import dask.array as da
     lc, client = cluster()
-    try:
-        data = mixture(n, d)
-        X = da.from_array(data, chunks=(100_000, d)).persist()
+    data = mixture(n, d)
+
+    def persisted():
         client.wait_for_workers(2)
+        return da.from_array(data, chunks=(chunk, d)).persist()
+    try:
+        X = persisted()
         runs = {name: [] for name in contenders}
         for r in range(repeats):              # alternating, one run each per round
             dask_labels = None
@@ -133,14 +141,14 @@ def part_peers(n, d, k, repeats, contenders, limit=None):
                 if name == DASKML:
                     row, restarted = fit_daskml_limited(client, X, k, r, limit)
                     if restarted:             # the restart dropped the persisted blocks
-                        X = da.from_array(data, chunks=(100_000, d)).persist()
-                        client.wait_for_workers(2)
+                        X = persisted()
                 elif name == MEMORY:
-                    row, labels = fit_gmm(data, k, r)   # the machine's 2 threads
+                    row, labels = fit_gmm(data, k, r, labels=True)   # the machine's 2 threads
                     row["same_labels_as_dask"] = bool(np.array_equal(labels, dask_labels))
                     row["sse_vs_dask"] = row["sse"] / runs["GMMKMeans()"][-1]["sse"] - 1
                 else:
-                    row, labels = fit_gmm(X, k, r, **contenders[name])
+                    row, labels = fit_gmm(X, k, r, labels=name == "GMMKMeans()",
+                                          **contenders[name])
                     if name == "GMMKMeans()":
                         dask_labels = labels
                 runs[name].append(row)
@@ -282,11 +290,15 @@ def _peers_text(runs):
                  "is a lower bound, and it has no SSE.")
     if MEMORY in runs:
         levels = runs["GMMKMeans()"][0].get("levels")
+        how = ("the coarse level's sample is drawn by global row across the blocks and fitted "
+               "in memory on the driver, and only the finer levels pass over the blocks")
+        if levels and levels[0] == levels[-1]:
+            how = ("the data is no larger than the coarse level: its rows are gathered to the "
+                   "driver once and fitted there as in memory, and only the polish (Lloyd's "
+                   "passes on the same rows) passes over the blocks")
         text += (f" `{MEMORY}` fits the same rows as one numpy array in the driver with the "
                  "same seed (its time is not a Dask time: no scheduling, the driver's "
-                 "threads); the Dask default fit should be that fit, since the coarse level's "
-                 "sample is drawn by global row across the blocks and fitted in memory on the "
-                 "driver, and only the finer levels pass over the blocks"
+                 f"threads); the Dask default fit should be that fit, since {how}"
                  + (f" (levels of {', '.join(f'{m:,}' for m in levels)} rows)." if levels
                     else "."))
     return text
@@ -320,12 +332,15 @@ def report(store):
             f"Nearest-center kernels dispatched to **{level}**. Every contender ran on the same "
             "`LocalCluster(n_workers=2, threads_per_worker=1, processes=True)` (one thread per "
             "worker, so 2 threads on each side), data persisted on the workers in chunks of "
-            "100,000 rows. Each part's line gives the load average when it ended (2 cores: "
-            "above about 0.5 beyond the benchmark's own 2, other jobs shared the machine).",
+            "100,000 rows (the small part: 2,500). Each part's line gives the load average "
+            "when it ended (2 cores: above about 0.5 beyond the benchmark's own 2, other jobs "
+            "shared the machine).",
             "",
             "Measured part by part (the header above is that of the last write); each part "
             "says when, on which commit and machine it was measured.", ""]
-    for key, title in (("peers16", "1M x 16 float64, k = 100 (mixture of 400 Gaussians)"),
+    for key, title in (("small", "20,000 x 16 float64, k = 60 (mixture of 400 Gaussians), "
+                              "in 8 blocks of 2,500 rows"),
+                       ("peers16", "1M x 16 float64, k = 100 (mixture of 400 Gaussians)"),
                        ("peers64", "1M x 64 float64, k = 1000 (mixture of 400 Gaussians)")):
         if key in store:
             body += [f"## {title}", "", measured(store, key), "",
@@ -435,8 +450,8 @@ def report(store):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--part", choices=["peers16", "peers64", "init", "ooc", "ooc-nosteal",
-                                       "report"],
+    ap.add_argument("--part", choices=["small", "peers16", "peers64", "init", "ooc",
+                                       "ooc-nosteal", "report"],
                     required=True)
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--daskml-limit", type=float, default=None,
@@ -445,7 +460,10 @@ def main():
     store = json.loads(STORE.read_text()) if STORE.exists() else {}
     contenders = {"GMMKMeans()": {}, MEMORY: None, "GMMKMeans(eta=1)": dict(eta=1.0),
                   DASKML: None}
-    if args.part == "peers16":
+    if args.part == "small":
+        store["small"] = part_peers(20_000, 16, 60, args.repeats, contenders,
+                                    args.daskml_limit, chunk=2_500)
+    elif args.part == "peers16":
         store["peers16"] = part_peers(1_000_000, 16, 100, args.repeats, contenders,
                                       args.daskml_limit)
     elif args.part == "peers64":
