@@ -295,7 +295,9 @@ class GMMKMeans(TransformerOutputMixin, BaseEstimator):
         X : array-like of shape (n_samples, n_features), or a dask array
             float32 stays float32; other numeric input becomes float64. A
             ``dask.array.Array`` chunked by rows is fitted on its cluster, one pass
-            per iteration; then ``labels_`` is a lazy dask array.
+            per iteration (the coarse level on the driver: a sample, or every row when
+            the data is no larger and fits in 256 MiB); then ``labels_`` is a lazy dask
+            array.
         y : ignored
         sample_weight : array-like of shape (n_samples,), optional
             Non-negative weights; the objective is sum_i s_i ||x_i - mu_{z_i}||^2.
