@@ -108,6 +108,21 @@ def test_defaults_on_data_no_larger_than_the_coarse_level_are_the_in_memory_fit(
     assert dsk.inertia_ == dsk.levels_[1].objective <= dsk.levels_[0].objective * (1 + 1e-12)
 
 
+def test_only_the_default_search_on_data_no_larger_than_its_coarse_level_is_gathered():
+    """DaskRows.in_memory: merge-split (eta < 1) on at most the default coarse level's rows
+    (64 per center, at least 20,000) and at most MAX_GATHER_BYTES; never Lloyd, nor larger
+    data (whose fit seeds a sample, and which initial_centers seeds over the blocks)."""
+    from gmmfast.cluster._dask import DaskRows
+    from gmmfast.cluster._fit import GMMParams
+    small, large = (da.zeros((n, 2), chunks=(5000, 2)) for n in (20_000, 20_001))
+    assert DaskRows(small).in_memory(GMMParams(k=8)) is not None      # every row, once
+    assert DaskRows(small).in_memory(GMMParams(k=8, eta=1.0)) is None
+    assert DaskRows(large).in_memory(GMMParams(k=8)) is None
+    assert DaskRows(large).in_memory(GMMParams(k=400)) is not None    # 25,600 rows a level
+    huge = da.zeros((1 << 21, 32), chunks=(1 << 19, 32))              # 512 MiB
+    assert DaskRows(huge).in_memory(GMMParams(k=1 << 15)) is None
+
+
 def test_defaults_over_the_blocks_within_two_percent_of_memory(client, over_the_blocks):
     X = mixture(n=8000, d=4, m=30, seed=0)
     mem, dsk = fitted_pair(X, 1500, n_clusters=20, random_state=0)

@@ -11,6 +11,7 @@ functions, so ``import gmmfast`` never imports it.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any, Optional
 
 import numpy as np
@@ -69,12 +70,15 @@ class DaskRows:
 
     def in_memory(self, p: Any) -> Optional[MemoryRows]:
         """Every row gathered to the driver (once, then kept until the polish) when the
-        default search (merge-split) runs its G-MM level on every row, as it does on data no
-        larger than the coarse level, and they fit in MAX_GATHER_BYTES: the seeding, G-MM and
-        the escapes then run as an in-memory fit of the same rows runs them, and only the
-        polish passes over the blocks (summed in another order, the escapes' choices could
-        differ). None otherwise."""
+        default search (merge-split) on data no larger than its default coarse level
+        (``sample_size="auto"``) runs G-MM on every row and they fit in MAX_GATHER_BYTES:
+        the seeding, G-MM and the escapes then run as an in-memory fit of the same rows runs
+        them, and only the polish passes over the blocks (summed in another order, the
+        escapes' choices could differ). None otherwise (larger data is seeded over the
+        blocks, as :func:`~gmmfast.cluster.initial_centers` seeds it)."""
+        default_coarse = replace(p, sample_size="auto").levels(self.n)[0]
         if not (isinstance(p.core_selection, str) and p.core_selection == "merge-split") \
+                or default_coarse < self.n \
                 or self.n * self.d * self.dtype.itemsize > MAX_GATHER_BYTES:
             return None
         if self._memory is None:
