@@ -81,18 +81,19 @@ def test_float32_stays_float32(client):
 
 @pytest.fixture
 def over_the_blocks(monkeypatch):
-    """Nothing is gathered to the driver for G-MM's level (MAX_GATHER_BYTES 0): the default
-    search's G-MM and escapes pass over the blocks, as on data too large to gather."""
+    """Nothing is gathered to the driver for G-MM's level: the default search's G-MM and
+    escapes pass over the blocks, as they do with ``sample_size=None`` on data larger than
+    the default coarse level."""
     from gmmfast.cluster import _dask
-    monkeypatch.setattr(_dask, "MAX_GATHER_BYTES", 0)
+    monkeypatch.setattr(_dask.DaskRows, "gathers", lambda self, p: False)
 
 
 @pytest.mark.parametrize("n, d, m, k, seed", [(8000, 4, 30, 20, 0), (8000, 4, 30, 20, 1),
                                               (20_000, 16, 80, 60, 2), (20_000, 16, 80, 60, 3)])
 def test_defaults_on_data_no_larger_than_the_coarse_level_are_the_in_memory_fit(
         client, n, d, m, k, seed):
-    """Where the coarse level is every row (sample_size="auto": at least 20,000) and they fit
-    in MAX_GATHER_BYTES, the rows are gathered once and the seeding, G-MM and the escapes run
+    """Where the coarse level is every row (sample_size="auto": at least 20,000), the rows
+    are gathered once and the seeding, G-MM and the escapes run
     as in memory; the polish passes over the blocks to the same fixed point of Lloyd's map.
     (Over the blocks the escapes chose otherwise: up to 2 % apart at 20,000 x 16, k = 60.)"""
     X = mixture(n=n, d=d, m=m, seed=seed)
@@ -109,18 +110,21 @@ def test_defaults_on_data_no_larger_than_the_coarse_level_are_the_in_memory_fit(
 
 
 def test_only_the_default_search_on_data_no_larger_than_its_coarse_level_is_gathered():
-    """DaskRows.in_memory: merge-split (eta < 1) on at most the default coarse level's rows
-    (64 per center, at least 20,000) and at most MAX_GATHER_BYTES; never Lloyd, nor larger
-    data (whose fit seeds a sample, and which initial_centers seeds over the blocks)."""
-    from gmmfast.cluster._dask import DaskRows
+    """DaskRows.gathers: merge-split (eta < 1) on at most the default coarse level's rows
+    (64 per center, at least 20,000), whatever their size in bytes (a sample of larger data
+    is as large); never Lloyd, nor larger data (whose fit seeds a sample, and which
+    initial_centers seeds over the blocks)."""
+    from gmmfast.cluster._dask import MAX_GATHER_BYTES, DaskRows
     from gmmfast.cluster._fit import GMMParams
     small, large = (da.zeros((n, 2), chunks=(5000, 2)) for n in (20_000, 20_001))
     assert DaskRows(small).in_memory(GMMParams(k=8)) is not None      # every row, once
     assert DaskRows(small).in_memory(GMMParams(k=8, eta=1.0)) is None
     assert DaskRows(large).in_memory(GMMParams(k=8)) is None
     assert DaskRows(large).in_memory(GMMParams(k=400)) is not None    # 25,600 rows a level
-    huge = da.zeros((1 << 21, 32), chunks=(1 << 19, 32))              # 512 MiB
-    assert DaskRows(huge).in_memory(GMMParams(k=1 << 15)) is None
+    huge = DaskRows(da.zeros((1 << 21, 32), chunks=(1 << 19, 32)))   # 512 MiB, not computed
+    assert huge.n * huge.d * 8 > MAX_GATHER_BYTES
+    assert huge.gathers(GMMParams(k=1 << 15))                         # 2^21 rows a level
+    assert not huge.gathers(GMMParams(k=(1 << 15) - 1))               # a sample of them
 
 
 def test_defaults_over_the_blocks_within_two_percent_of_memory(client, over_the_blocks):

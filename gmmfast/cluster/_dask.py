@@ -22,8 +22,9 @@ from ._dask_tasks import predict_block, transform_block
 from ._restarts import restarts_fit
 from ._rows import MemoryRows, warn_empty_clusters
 
-#: Rows up to this size are gathered to the driver: for a G-MM level on every row
-#: (:meth:`DaskRows.in_memory`), and for an explicit ``restarts`` count.
+#: Every row of data up to this size may be gathered to the driver for an explicit ``restarts``
+#: count (a G-MM level on every row, :meth:`DaskRows.in_memory`, is bounded by the coarse
+#: level's rows instead, as a sample of larger data is).
 MAX_GATHER_BYTES = 1 << 28
 
 
@@ -68,18 +69,21 @@ class DaskRows:
         rows an in-memory fit of the same rows draws)."""
         return MemoryRows(*draw_sample(self.data, size, k, rng))
 
+    def gathers(self, p: Any) -> bool:
+        """Whether G-MM's level runs on every row gathered to the driver: the default search
+        (merge-split) on data no larger than its default coarse level (``sample_size="auto"``,
+        64 rows per center, at least 20,000). Those are no more rows than the sample a larger
+        fit gathers for its coarse level, so no size limit applies beyond that one."""
+        return (isinstance(p.core_selection, str) and p.core_selection == "merge-split"
+                and replace(p, sample_size="auto").levels(self.n)[0] >= self.n)
+
     def in_memory(self, p: Any) -> Optional[MemoryRows]:
-        """Every row gathered to the driver (once, then kept until the polish) when the
-        default search (merge-split) on data no larger than its default coarse level
-        (``sample_size="auto"``) runs G-MM on every row and they fit in MAX_GATHER_BYTES:
-        the seeding, G-MM and the escapes then run as an in-memory fit of the same rows runs
-        them, and only the polish passes over the blocks (summed in another order, the
-        escapes' choices could differ). None otherwise (larger data is seeded over the
-        blocks, as :func:`~gmmfast.cluster.initial_centers` seeds it)."""
-        default_coarse = replace(p, sample_size="auto").levels(self.n)[0]
-        if not (isinstance(p.core_selection, str) and p.core_selection == "merge-split") \
-                or default_coarse < self.n \
-                or self.n * self.d * self.dtype.itemsize > MAX_GATHER_BYTES:
+        """Every row, gathered to the driver once and kept until the polish, where
+        :meth:`gathers`: the seeding, G-MM and the escapes then run as an in-memory fit of
+        the same rows runs them, and only the polish passes over the blocks (summed in
+        another order, the escapes' choices could differ). None otherwise (larger data is
+        seeded over the blocks, as :func:`~gmmfast.cluster.initial_centers` seeds it)."""
+        if not self.gathers(p):
             return None
         if self._memory is None:
             self._memory = self.sample(self.n, p.k, np.random.default_rng(0))  # rng unused

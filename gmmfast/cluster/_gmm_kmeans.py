@@ -296,8 +296,7 @@ class GMMKMeans(TransformerOutputMixin, BaseEstimator):
             float32 stays float32; other numeric input becomes float64. A
             ``dask.array.Array`` chunked by rows is fitted on its cluster, one pass
             per iteration (the coarse level on the driver: a sample, or every row when
-            the data is no larger and fits in 256 MiB); then ``labels_`` is a lazy dask
-            array.
+            the data is no larger); then ``labels_`` is a lazy dask array.
         y : ignored
         sample_weight : array-like of shape (n_samples,), optional
             Non-negative weights; the objective is sum_i s_i ||x_i - mu_{z_i}||^2.
