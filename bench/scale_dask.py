@@ -5,7 +5,8 @@ Question (issue 10): on the same LocalCluster (2 worker processes, 1 thread each
 (time, iterations, SSE/n) at 20,000 x 16 x 60 (no larger than the default's coarse level),
 1M x 16 x 100 and 1M x 64 x 1000, which seeding should a
 dask fit use, and what does a fit of 4e7 x 16 float32 cost (generated chunk by chunk,
-workers limited to 1 GB each): seconds per iteration and bytes moved per iteration.
+workers limited to 1 GB each): seconds per iteration and bytes moved per iteration, and,
+for the default fit, whose polish keeps 20 bytes a row on the workers, their memory.
 
     python bench/scale_dask.py --part small --repeats 10
     python bench/scale_dask.py --part peers16 --repeats 5
@@ -13,6 +14,7 @@ workers limited to 1 GB each): seconds per iteration and bytes moved per iterati
     python bench/scale_dask.py --part peers64 --repeats 1 --daskml-limit 600
     python bench/scale_dask.py --part ooc
     python bench/scale_dask.py --part ooc-nosteal
+    python bench/scale_dask.py --part ooc-default
 
 The peer parts also fit `GMMKMeans()` on the same rows as one numpy array in the driver
 (same seed): the Dask fit should be that fit. ``--daskml-limit`` stops dask-ml after that
@@ -193,8 +195,10 @@ def _add_means(noise, M, block_info=None):
     return M[z] + noise
 
 
-def part_ooc(n=40_000_000, d=16, k=100, chunk=1_000_000, stealing=True):
-    """4e7 x 16 float32 generated chunk by chunk, workers limited to 1 GB each."""
+def part_ooc(n=40_000_000, d=16, k=100, chunk=1_000_000, stealing=True, default=False):
+    """4e7 x 16 float32 generated chunk by chunk, workers limited to 1 GB each: three Lloyd
+    iterations, or (``default``) the default fit, whose polish keeps 20 bytes a row of
+    labels and bounds on the workers."""
     import dask
     import dask.array as da
     import distributed  # noqa: F401  (registers the distributed config)
@@ -212,17 +216,23 @@ def part_ooc(n=40_000_000, d=16, k=100, chunk=1_000_000, stealing=True):
         X = noise.map_blocks(_add_means, M, dtype=np.float32)
         b0 = worker_bytes(client)
         t = time.perf_counter()
-        m = GMMKMeans(k, eta=1.0, max_iter=3, tol=0, random_state=0, verbose=1).fit(X)
+        kw = {} if default else dict(eta=1.0, max_iter=3, tol=0)
+        m = GMMKMeans(k, random_state=0, verbose=1, **kw).fit(X)
         seconds = time.perf_counter() - t
         moved = worker_bytes(client) - b0
         pids1 = client.run(os.getpid)
         peak = client.run(lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+        spilled = client.run(lambda dask_worker: list(dask_worker.data.spilled_total))
         passes = m._dask_passes
         return dict(n=n, d=d, k=k, chunk=chunk, seconds=seconds, n_iter=int(m.n_iter_),
                     sse=float(m.inertia_) / n, passes=[list(p) for p in passes],
                     worker_bytes=moved, same_workers=pids0 == pids1,
                     n_workers=len(pids1), peak_rss=sorted(peak.values()),
-                    violations=len(m.history_.invariant_violations()),
+                    violations=sum(len(lv.history.invariant_violations())
+                                   for lv in m.levels_),
+                    levels=[dict(rows=lv.rows, n_iter=lv.n_iter, seconds=lv.seconds,
+                                 sse=lv.objective / lv.rows) for lv in m.levels_],
+                    spilled_bytes=sorted(int(v[0]) for v in spilled.values()),
                     centers_bytes=int(m.cluster_centers_.nbytes))
     finally:
         client.close()
@@ -316,6 +326,36 @@ def provenance(command):
     lines = [ln[2:] for ln in machine_header(command).splitlines()
              if ln.startswith("- ") and ln[2:].startswith(keep)]
     return "; ".join(lines) + f"; kernels {kernel_info()['simd']}"
+
+
+def _ooc_default(store):
+    """The default fit of the out-of-core set: its levels, and the workers' memory with the
+    polish's bounds held on them."""
+    if "ooc-default" not in store:
+        return []
+    o = store["ooc-default"]
+    bounds = 20 * o["n"]
+    rows = [[f"{lv['rows']:,}", lv["n_iter"], f"{lv['seconds']:.1f}", f"{lv['sse']:.2f}"]
+            for lv in o["levels"]]
+    return [
+        "### The default fit of the same set", "", measured(store, "ooc-default"), "",
+        f"`GMMKMeans({o['k']}, random_state=0)`: G-MM with its escapes on a sample on the "
+        "driver, Lloyd's passes on the finer levels, the last one (the polish, on every row) "
+        "keeping each block's labels and Hamerly bounds on its worker: 20 bytes a row, "
+        f"{bounds / 1e9:.2f} GB in all, {bounds / 2e9:.2f} GB a worker, against the 1 GB "
+        "limit.", "",
+        markdown_table(["level rows", "iterations", "seconds", "SSE/n on its rows"], rows),
+        "", markdown_table(["measure", "value"], [
+            ["whole fit", f"{o['seconds']:.1f} s"],
+            ["passes over X", len(o["passes"])],
+            ["SSE/n (every row)", f"{o['sse']:.2f}"],
+            ["workers killed or restarted", "none" if o["same_workers"] else "YES"],
+            ["peak RSS of the workers", ", ".join(f"{p / 2**20:.0f} MiB"
+                                                 for p in o["peak_rss"])],
+            ["data spilled to disk by each worker (its size in memory)",
+             ", ".join(f"{b / 2**20:.0f} MiB" for b in o["spilled_bytes"])],
+            ["invariant violations", o["violations"]],
+        ]), ""]
 
 
 def report(store):
@@ -420,7 +460,7 @@ def report(store):
             "per pass is the centers to the workers and one Part per block up the tree (each "
             f"the size of the root Part returned to the driver: {got[-1] / 1e3:.1f} kB here, "
             f"so {o['n'] // o['chunk']} blocks make "
-            f"{got[-1] * (o['n'] // o['chunk']) / 1e6:.1f} MB).", "",
+            f"{got[-1] * (o['n'] // o['chunk']) / 1e6:.1f} MB).", ""] + _ooc_default(store) + [
             "### Growth to 1e9 points on 100 workers (on paper)", "",
             "Per iteration the driver sends the centers (k d values: one key, fetched once by "
             "each worker) and one small task per block, and receives one Part: k (d + 3) "
@@ -451,7 +491,7 @@ def report(store):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--part", choices=["small", "peers16", "peers64", "init", "ooc",
-                                       "ooc-nosteal", "report"],
+                                       "ooc-nosteal", "ooc-default", "report"],
                     required=True)
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--daskml-limit", type=float, default=None,
@@ -475,6 +515,8 @@ def main():
         store["ooc"] = part_ooc()
     elif args.part == "ooc-nosteal":
         store["ooc-nosteal"] = part_ooc(stealing=False)
+    elif args.part == "ooc-default":
+        store["ooc-default"] = part_ooc(default=True)
     if args.part != "report":
         limit = f" --daskml-limit {args.daskml_limit:g}" if args.daskml_limit else ""
         store.setdefault("measured", {})[args.part] = provenance(
