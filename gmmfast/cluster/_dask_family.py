@@ -68,10 +68,13 @@ def bounded_pass_block(X_b: Any, sw_b: Any, centers: np.ndarray,
 
 def _persist_pass(data: Blocks, outs: list):
     """The (state, Part) delayed pairs of a pass's blocks: the states persisted (they stay on
-    the workers, one per block), the Parts reduced to one on the driver."""
+    the workers, one per block), the Parts reduced to one on the driver. ``outs`` is emptied
+    once submitted, so the pass's inputs (the last pass's states, where the caller holds no
+    other reference) are released block by block as the new states are computed."""
     import dask
     data.passes += 1
     persisted = dask.persist(*[st for st, _ in outs], reduce_tree([p for _, p in outs]))
+    outs.clear()
     return list(persisted[:-1]), data.compute(persisted[-1])[0]
 
 
@@ -148,14 +151,17 @@ class DaskSumsFamily(_Family):
 
     def _bounded_pass(self, w: np.ndarray) -> Part:
         """A pass from every block's state of the last one (none: a full search), the new
-        states kept on the workers."""
+        states kept on the workers. The last pass's states are referenced by this pass's
+        tasks only, so a worker holds one block's two states only while it computes it (20
+        bytes per row in all, not 40)."""
         import dask
         c = dask.delayed(w)
         check = self.data.check_now()
         task = dask.delayed(bounded_pass_block, pure=False, nout=2)
-        states = self._states or [None] * len(self.data.blocks)
+        states, self._states = self._states or [None] * len(self.data.blocks), None
         outs = [task(xb, swb, c, st, check)
                 for xb, swb, st in zip(self.data.blocks, self.data.sw_blocks, states)]
+        del states
         self._states, part = _persist_pass(self.data, outs)
         return part
 
