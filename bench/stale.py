@@ -146,6 +146,10 @@ _GLOB_CITE = re.compile(rf"(?<![\w/.*+-])((?:[\w+-][\w.+-]*)\*[\w.*+-]*\.(?:{_EX
                         rf"(?![\w.+-])")
 _COMMAND = re.compile(r"^- command:.*?\bbench/([\w-]+)\.py", re.M)
 _COMMIT = re.compile(r"^- commit:[ \t]*([^\n]*)$", re.M)
+#: A run a merged report lists: scale.py's "- START: `python bench/...` on commit C" lines and
+#: scale_dask's "Measured: command: `python bench/...`" parts (the header names the last only).
+_RUNS = re.compile(r"^(?:- [\dT:-]+: |Measured: command: )`(python bench/[^`]+)`", re.M)
+_HEADER_COMMAND = re.compile(r"^- command: `(python bench/[^`]+)`", re.M)
 _SIMD = re.compile(r"SIMD level[^:\n]*:\s*([^\n]*)")
 _SIMD_LEVEL = re.compile(r"(AVX-?512\w*|AVX2|AVX|SSE[\d.]*|NEON|SVE|portable|scalar|generic|"
                          r"[0-2]\b)", re.I)
@@ -387,6 +391,18 @@ def table(entries: Sequence[Entry], verbose: bool = False) -> str:
     return "\n".join(lines)
 
 
+def commands(entries: Sequence[Entry], root: Path = ROOT) -> List[str]:
+    """The commands that re-measure the stale files, one per run, in the order their reports
+    list them (a merged report's every run, then its header's command), each once."""
+    results = Path(root) / "bench" / "results"
+    out: List[str] = []
+    for md in dict.fromkeys(e.header_from for e in entries if e.stale and e.header_from):
+        text = (results / md).read_text(encoding="utf-8", errors="replace")
+        runs = _RUNS.findall(text) + _HEADER_COMMAND.findall(text)[:1]
+        out += [c for c in runs if c not in out]
+    return out
+
+
 def main(argv: Optional[Iterable[str]] = None) -> int:
     parser = argparse.ArgumentParser(
         description="Report which results files cited by README.md and docs/ were measured "
@@ -397,10 +413,16 @@ def main(argv: Optional[Iterable[str]] = None) -> int:
                         help="the repository (default: the one holding this script)")
     parser.add_argument("-v", "--verbose", action="store_true",
                         help="list every later commit, not only the first three")
+    parser.add_argument("--commands", action="store_true",
+                        help="print only the commands that re-measure the stale files, one a "
+                             "line (run them from the repository's root)")
     args = parser.parse_args(None if argv is None else list(argv))
     if git(args.root, "rev-parse", "--verify", "--quiet", "HEAD").returncode != 0:
         parser.error(f"--root {args.root}: not a git repository with a commit")
     entries = check(args.root, args.all)
+    if args.commands:
+        print("\n".join(commands(entries, args.root)))
+        return 1 if any(e.stale for e in entries) else 0
     print(table(entries, args.verbose))
     stale = sum(e.stale for e in entries)
     print(f"\n{len(entries)} results file(s) checked ({'all' if args.all else 'cited'}), "

@@ -112,6 +112,27 @@ def test_fresh_then_stale_after_a_change_to_measured_code(stale, repo, capsys):
     assert "STALE" in out and change in out
 
 
+def test_commands_lists_the_runs_that_re_measure_the_stale_files(stale, repo, capsys):
+    (repo / "bench" / "scale.py").write_text("")
+    c = commit(repo, "a merged report's script")
+    merged = header(c, script="scale").replace("# a table", "# a merged report") + (
+        "The records come from these runs (started at; the header above is the report's):\n"
+        f"- 2026-11-27T01:00:00: `python bench/scale.py --cells 1,2,3` on commit {c}\n"
+        f"- 2026-11-27T02:00:00: `python bench/scale.py --cells memmap` on commit {c}\n")
+    write_results(repo, "table1.md", header(c))
+    write_results(repo, "scale_x.md", merged)
+    (repo / "README.md").write_text("`bench/results/table1.md`, `bench/results/scale_x.md`\n")
+    commit(repo, "results")
+    assert stale.main(["--root", str(repo), "--commands"]) == 0
+    assert capsys.readouterr().out.strip() == ""          # nothing stale, nothing to run
+    (repo / "gmmfast" / "cluster" / "_fit.py").write_text("x = 2\n")
+    commit(repo, "change k-means")
+    assert stale.main(["--root", str(repo), "--commands"]) == 1
+    assert capsys.readouterr().out.split("\n")[:4] == [
+        "python bench/scale.py --cells 1,2,3", "python bench/scale.py --cells memmap",
+        "python bench/scale.py --seeds 3", "python bench/table1.py --seeds 3"]
+
+
 def test_comments_and_docstrings_change_no_measurement(stale, repo):
     (repo / "gmmfast" / "cluster" / "_fit.py").write_text('"""Fit."""\nx = 1\n')
     c = commit(repo, "code")
