@@ -398,8 +398,10 @@ def commands(entries: Sequence[Entry], root: Path = ROOT) -> List[str]:
     out: List[str] = []
     for md in dict.fromkeys(e.header_from for e in entries if e.stale and e.header_from):
         text = (results / md).read_text(encoding="utf-8", errors="replace")
-        runs = _RUNS.findall(text) + _HEADER_COMMAND.findall(text)[:1]
-        out += [c for c in runs if c not in out]
+        for c in _RUNS.findall(text) + _HEADER_COMMAND.findall(text)[:1]:
+            # the header writes the last run's command without its shell quotes: once only
+            if c.replace("'", "") not in {o.replace("'", "") for o in out}:
+                out.append(c)
     return out
 
 

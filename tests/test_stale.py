@@ -118,19 +118,24 @@ def test_commands_lists_the_runs_that_re_measure_the_stale_files(stale, repo, ca
     merged = header(c, script="scale").replace("# a table", "# a merged report") + (
         "The records come from these runs (started at; the header above is the report's):\n"
         f"- 2026-11-27T01:00:00: `python bench/scale.py --cells 1,2,3` on commit {c}\n"
-        f"- 2026-11-27T02:00:00: `python bench/scale.py --cells memmap` on commit {c}\n")
+        f"- 2026-11-27T02:00:00: `python bench/scale.py --cells memmap` on commit {c}\n"
+        f"- 2026-11-27T03:00:00: `python bench/scale.py --cells 'a b'` on commit {c}\n")
     write_results(repo, "table1.md", header(c))
     write_results(repo, "scale_x.md", merged)
-    (repo / "README.md").write_text("`bench/results/table1.md`, `bench/results/scale_x.md`\n")
+    write_results(repo, "scale_y.md", header(c, script="scale").replace(
+        "--seeds 3", "--cells a b"))          # the last run again, as its header writes it
+    (repo / "README.md").write_text("`bench/results/table1.md`, `bench/results/scale_x.md`, "
+                                    "`bench/results/scale_y.md`\n")
     commit(repo, "results")
     assert stale.main(["--root", str(repo), "--commands"]) == 0
     assert capsys.readouterr().out.strip() == ""          # nothing stale, nothing to run
     (repo / "gmmfast" / "cluster" / "_fit.py").write_text("x = 2\n")
     commit(repo, "change k-means")
     assert stale.main(["--root", str(repo), "--commands"]) == 1
-    assert capsys.readouterr().out.split("\n")[:4] == [
+    assert capsys.readouterr().out.split("\n")[:5] == [
         "python bench/scale.py --cells 1,2,3", "python bench/scale.py --cells memmap",
-        "python bench/scale.py --seeds 3", "python bench/table1.py --seeds 3"]
+        "python bench/scale.py --cells 'a b'", "python bench/scale.py --seeds 3",
+        "python bench/table1.py --seeds 3"]
 
 
 def test_comments_and_docstrings_change_no_measurement(stale, repo):
