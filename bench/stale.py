@@ -28,7 +28,12 @@ A file is **stale** when
   are left out (it changed comments or docstrings only) changes no measurement, or
 - its header has no commit, or one this repository does not know (a typo, a rebased or
   unpushed commit), or no SIMD level (or "not recorded"), or
-- it is cited but does not exist.
+- it is cited but does not exist, or
+- it is a merged report (scale.py's or scale_dask's: several runs, each listed with its own
+  commit) and a run's commit is stale in the sense above for the package code it measured
+  (the bench script itself is judged at the header's commit, the code that wrote the report):
+  a report whose cells were re-measured in part keeps its other cells' commits, and those stay
+  stale until they are re-run too. ``--commands`` then lists those runs only.
 
 A header's commit marked "(with uncommitted changes)" is checked as that commit: the
 uncommitted changes usually became the next commit, so if that one touched measured paths the
@@ -150,6 +155,10 @@ _COMMIT = re.compile(r"^- commit:[ \t]*([^\n]*)$", re.M)
 #: scale_dask's "Measured: command: `python bench/...`" parts (the header names the last only).
 _RUNS = re.compile(r"^(?:- [\dT:-]+: |Measured: command: )`(python bench/[^`]+)`", re.M)
 _HEADER_COMMAND = re.compile(r"^- command: `(python bench/[^`]+)`", re.M)
+#: ... with the commit each ran on: scale.py's "on commit C" and scale_dask's "commit: C;".
+_RUN_COMMITS = re.compile(r"^(?:- [\dT:-]+: `(python bench/[^`]+)` on commit ([^\s;]+)"
+                          r"|Measured: command: `(python bench/[^`]+)`;[^\n]*?; commit: "
+                          r"([^\s;]+))", re.M)
 _SIMD = re.compile(r"SIMD level[^:\n]*:\s*([^\n]*)")
 _SIMD_LEVEL = re.compile(r"(AVX-?512\w*|AVX2|AVX|SSE[\d.]*|NEON|SVE|portable|scalar|generic|"
                          r"[0-2]\b)", re.I)
@@ -168,6 +177,8 @@ class Entry:
     simd: Optional[str] = None
     changes: List[str] = field(default_factory=list)   # commits since, touching measured paths
     reasons: List[str] = field(default_factory=list)
+    runs: List[Tuple[str, str]] = field(default_factory=list)  # a merged report's (command,
+    stale_runs: List[str] = field(default_factory=list)        # commit); the stale commands
 
     @property
     def stale(self) -> bool:
@@ -244,6 +255,8 @@ def read_header(entry: Entry, results: Path) -> None:
     entry.command = m.group(0) if m else None
     if m:
         entry.command += text[m.end():].split("\n", 1)[0]
+    entry.runs = [(m.group(1) or m.group(3), m.group(2) or m.group(4))
+                  for m in _RUN_COMMITS.finditer(text)]
     m = _COMMIT.search(text)
     if m:
         raw = m.group(1).strip()
@@ -318,6 +331,30 @@ def changes_code(root: Path, commit: str, paths: Tuple[str, ...]) -> bool:
     return False
 
 
+def later_changes(root: Path, commit: str, paths: List[str]) -> Tuple[List[str], str]:
+    """(the commits after ``commit`` that change the code among ``paths``, why ``commit``
+    cannot be judged or is off HEAD's history; "" if neither)."""
+    if not re.fullmatch(r"[0-9a-fA-F]{4,40}", commit):
+        return [], f"the commit {commit!r} is not a commit hash"
+    full = git(root, "rev-parse", "--verify", "--quiet", f"{commit}^{{commit}}")
+    if full.returncode != 0:
+        return [], f"commit {commit} unknown to this repository"
+    sha = full.stdout.strip()
+    if git(root, "merge-base", "--is-ancestor", sha, "HEAD").returncode == 0:
+        log = git(root, "log", "--format=%h", f"{sha}..HEAD", "--", *paths)
+        return [c for c in log.stdout.split() if changes_code(root, c, tuple(paths))], ""
+    # not in HEAD's history (a rebased branch): compare the measured trees
+    diff = git(root, "diff", "--name-only", sha, "HEAD", "--", *paths)
+    if diff.stdout.strip():
+        return [], (f"commit {commit} is not an ancestor of HEAD and the measured files "
+                    f"differ: {', '.join(diff.stdout.split()[:3])}")
+    return [], ""
+
+
+def _clean(commit: str) -> str:
+    return commit.split()[0].removesuffix("-dirty") if commit.split() else ""
+
+
 def check_commit(entry: Entry, root: Path) -> None:
     if not entry.commit:
         entry.reasons.append("no commit in the header")
@@ -325,26 +362,37 @@ def check_commit(entry: Entry, root: Path) -> None:
     if not re.fullmatch(r"[0-9a-fA-F]{4,40}", entry.commit):
         entry.reasons.append(f"the header's commit {entry.commit!r} is not a commit hash")
         return
-    full = git(root, "rev-parse", "--verify", "--quiet", f"{entry.commit}^{{commit}}")
-    if full.returncode != 0:
-        entry.reasons.append(f"commit {entry.commit} unknown to this repository")
-        return
-    sha = full.stdout.strip()
     paths = measured_paths(entry.script, entry.command)
-    if git(root, "merge-base", "--is-ancestor", sha, "HEAD").returncode == 0:
-        log = git(root, "log", "--format=%h", f"{sha}..HEAD", "--", *paths)
-        entry.changes = [c for c in log.stdout.split() if changes_code(root, c, tuple(paths))]
-        if entry.changes:
-            shown = " ".join(entry.changes[:3]) + (" ..." if len(entry.changes) > 3 else "")
-            entry.reasons.append(f"{len(entry.changes)} later commit(s) change what it "
-                                 f"measures: {shown}")
-    else:       # not in HEAD's history (a rebased branch): compare the measured trees
-        diff = git(root, "diff", "--name-only", sha, "HEAD", "--", *paths)
-        if diff.stdout.strip():
-            entry.reasons.append(f"commit {entry.commit} is not an ancestor of HEAD and the "
-                                 f"measured files differ: {', '.join(diff.stdout.split()[:3])}")
+    entry.changes, why = later_changes(root, entry.commit, paths)
+    if why:
+        entry.reasons.append(why)
+    elif entry.changes:
+        shown = " ".join(entry.changes[:3]) + (" ..." if len(entry.changes) > 3 else "")
+        entry.reasons.append(f"{len(entry.changes)} later commit(s) change what it "
+                             f"measures: {shown}")
     if entry.dirty and entry.reasons:
         entry.reasons[-1] += " (and it ran with uncommitted changes)"
+    if entry.reasons:
+        return           # every run is re-run (the report's own code changed)
+    # a merged report's runs on other commits: the package code each measured
+    package = [p for p in paths if p != f"bench/{entry.script}.py"]
+    judged: Dict[str, Tuple[List[str], str]] = {}
+    for command, commit in entry.runs:
+        c = _clean(commit)
+        if c == entry.commit:
+            continue
+        if c not in judged:
+            judged[c] = later_changes(root, c, package)
+        changes, why = judged[c]
+        if changes or why:
+            entry.stale_runs.append(command)
+    for c, (changes, why) in judged.items():
+        if changes or why:
+            n = sum(_clean(commit) == c for _, commit in entry.runs)
+            entry.reasons.append(
+                f"{n} run(s) of the report on commit {c}: " + (why or (
+                    f"{len(changes)} later commit(s) change the code they measured: "
+                    + " ".join(changes[:3]) + (" ..." if len(changes) > 3 else ""))))
 
 
 def check(root: Path = ROOT, every: bool = False) -> List[Entry]:
@@ -393,12 +441,16 @@ def table(entries: Sequence[Entry], verbose: bool = False) -> str:
 
 def commands(entries: Sequence[Entry], root: Path = ROOT) -> List[str]:
     """The commands that re-measure the stale files, one per run, in the order their reports
-    list them (a merged report's every run, then its header's command), each once."""
+    list them (a merged report's every run, then its header's command; only its stale runs
+    when the header's commit is fresh), each once."""
     results = Path(root) / "bench" / "results"
     out: List[str] = []
+    partial = {e.header_from: e.stale_runs for e in entries
+               if e.stale and e.header_from and e.stale_runs}
     for md in dict.fromkeys(e.header_from for e in entries if e.stale and e.header_from):
         text = (results / md).read_text(encoding="utf-8", errors="replace")
-        for c in _RUNS.findall(text) + _HEADER_COMMAND.findall(text)[:1]:
+        runs = partial.get(md) or _RUNS.findall(text) + _HEADER_COMMAND.findall(text)[:1]
+        for c in runs:
             # the header writes the last run's command without its shell quotes: once only
             if c.replace("'", "") not in {o.replace("'", "") for o in out}:
                 out.append(c)

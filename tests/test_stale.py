@@ -138,6 +138,50 @@ def test_commands_lists_the_runs_that_re_measure_the_stale_files(stale, repo, ca
         "python bench/table1.py --seeds 3"]
 
 
+def test_a_merged_report_re_measured_in_part_stays_stale_for_its_older_runs(stale, repo,
+                                                                            capsys):
+    """A merged report's header names the commit that wrote it (its last run); the cells
+    of runs on an older commit are judged at theirs, for the package code (the script at the
+    header's): stale after a change to the package, and --commands lists those runs only."""
+    (repo / "bench" / "scale.py").write_text("")
+    old = commit(repo, "a merged report's script")
+    (repo / "bench" / "scale.py").write_text("print('the report, rendered anew')\n")
+    script = commit(repo, "the script only")
+    dask = f"Measured: command: `python bench/scale.py --part a`; date: 2026-11-27T00:00:00; " \
+           f"commit: {old}; machine: x; SIMD level of the kernels: AVX2.\n"
+
+    def report(new):
+        return header(new, script="scale").replace("--seeds 3", "--cells c") + (
+            "The records come from these runs (started at; the header above is the report's):\n"
+            f"- 2026-11-27T01:00:00: `python bench/scale.py --cells a` on commit {old}\n"
+            f"- 2026-11-27T02:00:00: `python bench/scale.py --cells b` on commit {old} (with "
+            f"uncommitted changes)\n"
+            f"- 2026-11-27T03:00:00: `python bench/scale.py --cells c` on commit {new}\n\n"
+            + dask)
+
+    write_results(repo, "scale_x.md", report(script))
+    (repo / "README.md").write_text("`bench/results/scale_x.md`\n")
+    commit(repo, "results")
+    e = verdicts(stale, repo)["scale_x.md"]
+    assert not e.stale and len(e.runs) == 4      # the script changed: not what the runs measured
+    (repo / "gmmfast" / "cluster" / "_fit.py").write_text("x = 2\n")
+    change = commit(repo, "change k-means")
+    write_results(repo, "scale_x.md", report(change))       # one cell re-measured since
+    commit(repo, "cell c again")
+    e = verdicts(stale, repo)["scale_x.md"]
+    assert e.stale and e.changes == []
+    assert e.reasons == [f"3 run(s) of the report on commit {old}: 1 later commit(s) change "
+                         f"the code they measured: {change}"]
+    assert stale.main(["--root", str(repo), "--commands"]) == 1
+    assert capsys.readouterr().out.split("\n")[:4] == [
+        "python bench/scale.py --cells a", "python bench/scale.py --cells b",
+        "python bench/scale.py --part a", ""]
+    write_results(repo, "scale_x.md", report(change).replace(f"on commit {old}",
+                  f"on commit {change}").replace(f"commit: {old}", f"commit: {change}"))
+    commit(repo, "every cell again")
+    assert not verdicts(stale, repo)["scale_x.md"].stale
+
+
 def test_comments_and_docstrings_change_no_measurement(stale, repo):
     (repo / "gmmfast" / "cluster" / "_fit.py").write_text('"""Fit."""\nx = 1\n')
     c = commit(repo, "code")
