@@ -151,11 +151,10 @@ _GLOB_CITE = re.compile(rf"(?<![\w/.*+-])((?:[\w+-][\w.+-]*)\*[\w.*+-]*\.(?:{_EX
                         rf"(?![\w.+-])")
 _COMMAND = re.compile(r"^- command:.*?\bbench/([\w-]+)\.py", re.M)
 _COMMIT = re.compile(r"^- commit:[ \t]*([^\n]*)$", re.M)
-#: A run a merged report lists: scale.py's "- START: `python bench/...` on commit C" lines and
-#: scale_dask's "Measured: command: `python bench/...`" parts (the header names the last only).
-_RUNS = re.compile(r"^(?:- [\dT:-]+: |Measured: command: )`(python bench/[^`]+)`", re.M)
 _HEADER_COMMAND = re.compile(r"^- command: `(python bench/[^`]+)`", re.M)
-#: ... with the commit each ran on: scale.py's "on commit C" and scale_dask's "commit: C;".
+#: A run a merged report lists, with the commit it ran on: scale.py's "- START: `python
+#: bench/...` on commit C" lines and scale_dask's "Measured: command: `python bench/...`; ...;
+#: commit: C;" parts (the header names the last run only).
 _RUN_COMMITS = re.compile(r"^(?:- [\dT:-]+: `(python bench/[^`]+)` on commit ([^\s;]+)"
                           r"|Measured: command: `(python bench/[^`]+)`;[^\n]*?; commit: "
                           r"([^\s;]+))", re.M)
@@ -255,7 +254,7 @@ def read_header(entry: Entry, results: Path) -> None:
     entry.command = m.group(0) if m else None
     if m:
         entry.command += text[m.end():].split("\n", 1)[0]
-    entry.runs = [(m.group(1) or m.group(3), m.group(2) or m.group(4))
+    entry.runs = [(m.group(1) or m.group(3), (m.group(2) or m.group(4)).removesuffix("-dirty"))
                   for m in _RUN_COMMITS.finditer(text)]
     m = _COMMIT.search(text)
     if m:
@@ -351,10 +350,6 @@ def later_changes(root: Path, commit: str, paths: List[str]) -> Tuple[List[str],
     return [], ""
 
 
-def _clean(commit: str) -> str:
-    return commit.split()[0].removesuffix("-dirty") if commit.split() else ""
-
-
 def check_commit(entry: Entry, root: Path) -> None:
     if not entry.commit:
         entry.reasons.append("no commit in the header")
@@ -377,8 +372,7 @@ def check_commit(entry: Entry, root: Path) -> None:
     # a merged report's runs on other commits: the package code each measured
     package = [p for p in paths if p != f"bench/{entry.script}.py"]
     judged: Dict[str, Tuple[List[str], str]] = {}
-    for command, commit in entry.runs:
-        c = _clean(commit)
+    for command, c in entry.runs:
         if c == entry.commit:
             continue
         if c not in judged:
@@ -388,7 +382,7 @@ def check_commit(entry: Entry, root: Path) -> None:
             entry.stale_runs.append(command)
     for c, (changes, why) in judged.items():
         if changes or why:
-            n = sum(_clean(commit) == c for _, commit in entry.runs)
+            n = sum(commit == c for _, commit in entry.runs)
             entry.reasons.append(
                 f"{n} run(s) of the report on commit {c}: " + (why or (
                     f"{len(changes)} later commit(s) change the code they measured: "
@@ -445,11 +439,10 @@ def commands(entries: Sequence[Entry], root: Path = ROOT) -> List[str]:
     when the header's commit is fresh), each once."""
     results = Path(root) / "bench" / "results"
     out: List[str] = []
-    partial = {e.header_from: e.stale_runs for e in entries
-               if e.stale and e.header_from and e.stale_runs}
-    for md in dict.fromkeys(e.header_from for e in entries if e.stale and e.header_from):
+    reports = {e.header_from: e for e in entries if e.stale and e.header_from}
+    for md, e in reports.items():
         text = (results / md).read_text(encoding="utf-8", errors="replace")
-        runs = partial.get(md) or _RUNS.findall(text) + _HEADER_COMMAND.findall(text)[:1]
+        runs = e.stale_runs or [c for c, _ in e.runs] + _HEADER_COMMAND.findall(text)[:1]
         for c in runs:
             # the header writes the last run's command without its shell quotes: once only
             if c.replace("'", "") not in {o.replace("'", "") for o in out}:
