@@ -60,10 +60,69 @@ static intptr_t gmm_argmin_block_f(int level) { return level == 2 ? 32 : level =
  * every other center from below once ||x||^2 is added and the rounding allowed for. Lanes
  * keep their best and second-best values; the lanes are then merged.
  */
+/* Merging the W lanes of one row's search: b = the least of `best` in every lane, bi = the
+ * first index holding it (the least index among the lanes whose best is b), s = the least of
+ * the other lanes' best values and of the winning lane's second. With GCC, a butterfly of
+ * log2(W) shuffles per reduction (the minimum is exact, so the order of the reduction does
+ * not change it: the same label, best and second as the scalar loop); other compilers
+ * merge lane by lane. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define GMM_DEFINE_MERGE(NAME, T, IT, W, TARGET)                                            \
+/* every lane set to the least of v's lanes */                                             \
+TARGET static inline NAME##_vec NAME##_lanemin(NAME##_vec v, NAME##_ivec lane) {           \
+    _Pragma("GCC unroll 8")                                                                \
+    for (int h = W / 2; h >= 1; h /= 2) {                                                  \
+        NAME##_vec o = __builtin_shuffle(v, lane ^ (IT)h);                                 \
+        NAME##_ivec m = o < v;                                                             \
+        v = (NAME##_vec)((m & (NAME##_ivec)o) | (~m & (NAME##_ivec)v));                    \
+    }                                                                                      \
+    return v;                                                                              \
+}                                                                                          \
+TARGET static inline void NAME##_merge(NAME##_vec best, NAME##_vec sec, NAME##_ivec idx,   \
+                                       NAME##_ivec lane, NAME##_vec *bout,                 \
+                                       NAME##_ivec *biout, NAME##_vec *sout) {             \
+    NAME##_vec b = NAME##_lanemin(best, lane);                                             \
+    NAME##_ivec eq = best == b;                                                            \
+    NAME##_ivec bi = (eq & idx) | (~eq & ((NAME##_ivec){0} + (IT)INT32_MAX));              \
+    _Pragma("GCC unroll 8")                                                                \
+    for (int h = W / 2; h >= 1; h /= 2) {                                                  \
+        NAME##_ivec oi = __builtin_shuffle(bi, lane ^ (IT)h);                              \
+        NAME##_ivec m = oi < bi;                                                           \
+        bi = (m & oi) | (~m & bi);                                                         \
+    }                                                                                      \
+    NAME##_ivec win = eq & (idx == bi);                                                    \
+    *bout = b;                                                                             \
+    *biout = bi;                                                                           \
+    *sout = NAME##_lanemin((NAME##_vec)((win & (NAME##_ivec)sec) | (~win & (NAME##_ivec)best)), \
+                           lane);                                                          \
+}
+#else
+#define GMM_DEFINE_MERGE(NAME, T, IT, W, TARGET)                                            \
+TARGET static inline void NAME##_merge(NAME##_vec best, NAME##_vec sec, NAME##_ivec idx,   \
+                                       NAME##_ivec lane, NAME##_vec *bout,                 \
+                                       NAME##_ivec *biout, NAME##_vec *sout) {             \
+    T b = best[0];                                                                         \
+    for (int l = 1; l < W; l++) b = best[l] < b ? best[l] : b;                             \
+    IT bi = (IT)INT32_MAX;                                                                 \
+    for (int l = 0; l < W; l++) bi = (best[l] == b && idx[l] < bi) ? idx[l] : bi;          \
+    T s = (T)INFINITY;                                                                     \
+    for (int l = 0; l < W; l++) {                                                          \
+        T c = (best[l] == b && idx[l] == bi) ? sec[l] : best[l];                           \
+        s = c < s ? c : s;                                                                 \
+    }                                                                                      \
+    (void)lane;                                                                            \
+    *bout = (NAME##_vec){0} + b;                                                           \
+    *biout = (NAME##_ivec){0} + bi;                                                        \
+    *sout = (NAME##_vec){0} + s;                                                           \
+}
+#endif
+
 #define GMM_DEFINE_ARGMIN2(NAME, T, IT, W, P, V, TARGET)                                    \
 typedef T NAME##_vec __attribute__((vector_size(W * sizeof(T))));                          \
 typedef T NAME##_uvec __attribute__((vector_size(W * sizeof(T)), aligned(sizeof(T))));     \
 typedef IT NAME##_ivec __attribute__((vector_size(W * sizeof(T))));                        \
+                                                                                           \
+GMM_DEFINE_MERGE(NAME, T, IT, W, TARGET)                                                   \
                                                                                            \
 TARGET static inline void NAME##_block(const T *X, const int64_t *rows, int np, intptr_t d, \
                                        const T *CT, const T *csq, intptr_t kp,             \
@@ -106,21 +165,15 @@ TARGET static inline void NAME##_block(const T *X, const int64_t *rows, int np, 
         }                                                                                  \
     }                                                                                      \
     for (int p = 0; p < np; p++) {                                                         \
-        /* branch-free merge of the lanes: the least value, the first index holding it,  */ \
-        /* and the least of the other lanes' best values and of every lane's second     */ \
-        T b = best[p][0];                                                                  \
-        for (int l = 1; l < W; l++) b = best[p][l] < b ? best[p][l] : b;                   \
-        IT bi = (IT)INT32_MAX;                                                             \
-        for (int l = 0; l < W; l++)                                                        \
-            bi = (best[p][l] == b && idx[p][l] < bi) ? idx[p][l] : bi;                     \
-        T s = (T)INFINITY;                                                                 \
-        for (int l = 0; l < W; l++) {                                                      \
-            T c = (best[p][l] == b && idx[p][l] == bi) ? sec[p][l] : best[p][l];          \
-            s = c < s ? c : s;                                                             \
-        }                                                                                  \
-        labels[p] = (int)bi;                                                               \
-        bestv[p] = b;                                                                      \
-        second[p] = s;                                                                     \
+        /* the lanes merged: the least value, the first index holding it, and the least  */ \
+        /* of the other lanes' best values and of every lane's second                     */ \
+        NAME##_vec b;                                                                      \
+        NAME##_ivec bi;                                                                    \
+        NAME##_vec s;                                                                      \
+        NAME##_merge(best[p], sec[p], idx[p], lane, &b, &bi, &s);                          \
+        labels[p] = (int)bi[0];                                                            \
+        bestv[p] = b[0];                                                                   \
+        second[p] = s[0];                                                                  \
     }                                                                                      \
 }                                                                                          \
                                                                                            \
