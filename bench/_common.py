@@ -3,9 +3,10 @@
 Every script under bench/ answers one question, prints a table and writes it to
 bench/results/NAME.md, headed by how it was made (see DESIGN.md, Benchmarks).
 
-Scripts run as ``python bench/NAME.py`` (from the repository's root, with gmmfast
-installed, e.g. ``pip install -e .``) and import this module as ``from _common import ...``:
-Python puts the script's folder, bench/, first on sys.path.
+Scripts run as ``python bench/NAME.py`` (from the repository's root, with this repository's
+gmmfast installed, e.g. ``pip install -e .``; one imported from another working tree is
+refused) and import this module as ``from _common import ...``: Python puts the script's
+folder, bench/, first on sys.path.
 """
 from __future__ import annotations
 
@@ -21,6 +22,23 @@ from typing import Callable, Dict, List, Optional, Sequence
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def _check_measured_package() -> None:
+    """Refuse to measure another tree's gmmfast: a script run from a clone while gmmfast is
+    installed in editable mode from another working tree (``pip install -e /elsewhere``)
+    imports that tree's code, and its results would carry this clone's commit. An installed
+    (non-editable) package is taken as built from this repository."""
+    import gmmfast
+    where = Path(gmmfast.__file__).resolve().parents[1]
+    if where != ROOT and ((where / "setup.py").is_file() or (where / ".git").exists()):
+        raise SystemExit(f"bench: gmmfast is imported from {where}, not from this repository "
+                         f"({ROOT}): the results would carry this repository's commit. Build "
+                         f"this repository's kernels and run with PYTHONPATH={ROOT}, or "
+                         f"pip install -e {ROOT}.")
+
+
+_check_measured_package()
 RESULTS = ROOT / "bench" / "results"
 DATA = ROOT.parent / "shared" / "data"
 
