@@ -137,7 +137,7 @@ TARGET static inline void NAME##_merge(NAME##_vec best, NAME##_vec sec, NAME##_i
 }
 #endif
 
-#define GMM_DEFINE_ARGMIN2(NAME, T, IT, W, P, V, TARGET, VMIN, VMAX)                                    \
+#define GMM_DEFINE_ARGMIN2(NAME, T, IT, W, P, V, TARGET, VMIN, VMAX)                        \
 typedef T NAME##_vec __attribute__((vector_size(W * sizeof(T))));                          \
 typedef T NAME##_uvec __attribute__((vector_size(W * sizeof(T)), aligned(sizeof(T))));     \
 typedef IT NAME##_ivec __attribute__((vector_size(W * sizeof(T))));                        \
@@ -187,7 +187,7 @@ TARGET static inline void NAME##_block(const T *X, const int64_t *rows, int np, 
     }                                                                                      \
     for (int p = 0; p < np; p++) {                                                         \
         /* the lanes merged: the least value, the first index holding it, and the least  */ \
-        /* of the other lanes' best values and of every lane's second                     */ \
+        /* of the other lanes' best values and of the winning lane's second               */ \
         NAME##_vec b;                                                                      \
         NAME##_ivec bi;                                                                    \
         NAME##_vec s;                                                                      \
