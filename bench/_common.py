@@ -53,19 +53,28 @@ def _cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+def commit_label() -> str:
+    """HEAD's short hash, marked when tracked files other than results have uncommitted
+    changes. Results files (bench/results/) are not what a script measures: another
+    script's uncommitted report does not make this run's code differ from HEAD."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True,
+                              text=True).stdout.strip()
+    try:
+        dirty = git("status", "--porcelain", "--untracked-files=no", "--", ".",
+                    ":(exclude)bench/results")
+        return git("rev-parse", "--short", "HEAD") + (" (with uncommitted changes)"
+                                                      if dirty else "")
+    except OSError:
+        return "unknown"
+
+
 def machine_header(command: str, versions: Optional[Dict[str, str]] = None) -> str:
     """Markdown lines: command, date, commit, CPU, cores, SIMD level, library versions (and
     ``versions``, e.g. a contender's library), BLAS."""
     import scipy
     from threadpoolctl import threadpool_info
-    try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
-                                capture_output=True, text=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
-                               cwd=ROOT, capture_output=True, text=True).stdout.strip()
-        commit += " (with uncommitted changes)" if dirty else ""
-    except OSError:
-        commit = "unknown"
+    commit = commit_label()
     try:
         import sklearn
         skl = sklearn.__version__
