@@ -169,6 +169,38 @@ def _owner(name, stems):
     return max(hits, key=len) if hits else None
 
 
+SCALE_SUMMARY = "| cell | GMMKMeans() s | faiss defaults + search s | ratio |"
+
+
+def _scale_grid(texts):
+    """One table of every scale cell: the done-when rows that bench/scale.py writes in each
+    report (the line after "The done-when tests of issue 25"), with the report's threads per
+    contender, its date and its file; sorted by n, d, k."""
+    rows, header = [], None
+    for stem, text in texts.items():
+        lines = text.splitlines()
+        starts = [i for i, line in enumerate(lines) if line.startswith(SCALE_SUMMARY)]
+        if not starts:
+            continue
+        header = lines[starts[0]]
+        threads = re.search(r"^Threads per contender: ([\d, ]+)", text, re.M)
+        date = re.search(r"^- date: (\d{4}-\d\d-\d\d)", text, re.M)
+        for line in lines[starts[0] + 2:]:
+            if not line.startswith("|"):
+                break
+            cell = line.split("|")[1]
+            key = tuple(int(v.replace(",", "")) for v in re.findall(r"[\d,]+", cell)[:3])
+            rows.append((key, line.rstrip() + f" {threads.group(1).strip() if threads else '?'} "
+                         f"| {date.group(1) if date else '?'} "
+                         f"| [{stem}](generated/scale/{stem}) |"))
+    if not rows:
+        return "No scale results.\n"
+    rows.sort(key=lambda r: r[0])
+    return "\n".join([header + " threads | measured | results file |",
+                      "|---" * (header.count("|") - 1 + 3) + "|",
+                      *[line for _, line in rows]]) + "\n"
+
+
 def write_benchmark_pages(app=None):
     """One page per bench/results/*.md (its text and its figures), one index per group.
 
@@ -229,6 +261,8 @@ def write_benchmark_pages(app=None):
                 for name in extra:
                     body.append(f"`{name}`\n\n![{name}]({name})\n\n")
             (gdir / f"{stem}.md").write_text("".join(body), encoding="utf-8")
+        if slug == "scale":
+            (gdir / "grid.md").write_text(_scale_grid(texts), encoding="utf-8")
         # the group's hand-written page (docs/benchmarks/SLUG.md) includes this toctree
         toc = ["```{toctree}\n:maxdepth: 1\n\n",
                *[f"generated/{slug}/{stem}\n" for stem in members], "```\n"]
