@@ -175,7 +175,7 @@ SCALE_SUMMARY = "| cell | GMMKMeans() s | faiss defaults + search s | ratio |"
 def _scale_grid(texts):
     """One table of every scale cell: the done-when rows that bench/scale.py writes in each
     report (the line after "The done-when tests of issue 25"), with the report's threads per
-    contender, its date and its file; sorted by n, d, k."""
+    contender, its date, CPU and SIMD level, and its file; sorted by n, d, k."""
     rows, header = [], None
     for stem, text in texts.items():
         lines = text.splitlines()
@@ -185,18 +185,23 @@ def _scale_grid(texts):
         header = lines[starts[0]]
         threads = re.search(r"^Threads per contender: ([\d, ]+)", text, re.M)
         date = re.search(r"^- date: (\d{4}-\d\d-\d\d)", text, re.M)
+        machine = re.search(r"^- machine: ([^,]+),.*SIMD level of the kernels: ([\w-]+)", text,
+                            re.M)
+        cpu = (re.sub(r"\((R|TM)\)|\bProcessor\b|\bCPU\b|\d+-Core", "", machine.group(1))
+               .split("@")[0].split() if machine else [])
+        where = f"{' '.join(cpu)}, {machine.group(2)}" if machine else "?"
         for line in lines[starts[0] + 2:]:
             if not line.startswith("|"):
                 break
             cell = line.split("|")[1]
             key = tuple(int(v.replace(",", "")) for v in re.findall(r"[\d,]+", cell)[:3])
             rows.append((key, line.rstrip() + f" {threads.group(1).strip() if threads else '?'} "
-                         f"| {date.group(1) if date else '?'} "
+                         f"| {date.group(1) if date else '?'}, {where} "
                          f"| [{stem}](generated/scale/{stem}) |"))
     if not rows:
         return "No scale results.\n"
     rows.sort(key=lambda r: r[0])
-    return "\n".join([header + " threads | measured | results file |",
+    return "\n".join([header + " threads | measured (date, CPU, SIMD) | results file |",
                       "|---" * (header.count("|") - 1 + 3) + "|",
                       *[line for _, line in rows]]) + "\n"
 
