@@ -197,7 +197,7 @@ def _scale_grid(texts):
             key = tuple(int(v.replace(",", "")) for v in re.findall(r"[\d,]+", cell)[:3])
             rows.append((key, line.rstrip() + f" {threads.group(1).strip() if threads else '?'} "
                          f"| {date.group(1) if date else '?'}, {where} "
-                         f"| [{stem}](generated/scale/{stem}) |"))
+                         f"| [{stem}](generated/scale/{stem}.md) |"))
     if not rows:
         return "No scale results.\n"
     rows.sort(key=lambda r: r[0])
