@@ -181,6 +181,10 @@ def _scale_grid(texts):
         lines = text.splitlines()
         starts = [i for i, line in enumerate(lines) if line.startswith(SCALE_SUMMARY)]
         if not starts:
+            if stem.startswith("scale_faiss"):
+                raise RuntimeError(f"bench/results/{stem}.md has no done-when summary (a line "
+                                   f"starting {SCALE_SUMMARY!r}): bench/scale.py's report and "
+                                   f"docs/conf.py's _scale_grid disagree")
             continue
         header = lines[starts[0]]
         threads = re.search(r"^Threads per contender: ([\d, ]+)", text, re.M)
