@@ -173,9 +173,9 @@ SCALE_SUMMARY = "| cell | GMMKMeans() s | faiss defaults + search s | ratio |"
 
 
 def _scale_grid(texts):
-    """One table of every scale cell: the done-when rows that bench/scale.py writes in each
-    report (the line after "The done-when tests of issue 25"), with the report's threads per
-    contender, its date, CPU and SIMD level, and its file; sorted by n, d, k."""
+    """One table of every scale cell: the rows of the done-when table that bench/scale.py
+    writes in each report (under "The done-when tests of issue 25"), with the report's
+    threads per contender, its date, CPU and SIMD level, and its file; sorted by n, d, k."""
     rows, header = [], None
     for stem, text in texts.items():
         lines = text.splitlines()
