@@ -112,8 +112,8 @@ BENCH_GROUPS = [
       "iterations", "polish", "walk_samplers", "walk_steps"]),
     ("scale", "Large data: scale against faiss and scikit-learn",
      "Coarse-to-fine fits on 1e5 to 1e8 rows, memory.",
-     ["scale_faiss", "scale_faiss_d64", "scale_faiss_d128", "scale_faiss_d128k100",
-      "scale_faiss_k1000", "scale_faiss_1e7d64", "scale_faiss_1e7d128",
+     ["scale_faiss", "scale_faiss_1e5", "scale_faiss_d64", "scale_faiss_d128",
+      "scale_faiss_d128k100", "scale_faiss_k1000", "scale_faiss_1e7d64", "scale_faiss_1e7d128",
       "scale_faiss_1e7d64k1000", "scale_faiss_1e7d128k1000", "scale_faiss_1e7k1000",
       "scale_faiss_2threads", "memory"]),
     ("dask", "Dask",
@@ -173,9 +173,9 @@ SCALE_SUMMARY = "| cell | GMMKMeans() s | faiss defaults + search s | ratio |"
 
 
 def _scale_grid(texts):
-    """One table of every scale cell: the done-when rows that bench/scale.py writes in each
-    report (the line after "The done-when tests of issue 25"), with the report's threads per
-    contender, its date, CPU and SIMD level, and its file; sorted by n, d, k."""
+    """One table of every scale cell: the rows of the done-when table that bench/scale.py
+    writes in each report (under "The done-when tests of issue 25"), with the report's
+    threads per contender, its date, CPU and SIMD level, and its file; sorted by n, d, k."""
     rows, header = [], None
     for stem, text in texts.items():
         lines = text.splitlines()
