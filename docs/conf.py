@@ -175,7 +175,8 @@ SCALE_SUMMARY = "| cell | GMMKMeans() s | faiss defaults + search s | ratio |"
 def _scale_grid(texts):
     """One table of every scale cell: the rows of the done-when table that bench/scale.py
     writes in each report (under "The done-when tests of issue 25"), with the report's
-    threads per contender, its date, CPU and SIMD level, and its file; sorted by n, d, k."""
+    threads per contender, its date, CPU and SIMD level, and its file (a {doc} link by
+    absolute name: the grid is included into another page); sorted by n, d, k."""
     rows, header = [], None
     for stem, text in texts.items():
         lines = text.splitlines()
@@ -201,7 +202,7 @@ def _scale_grid(texts):
             key = tuple(int(v.replace(",", "")) for v in re.findall(r"[\d,]+", cell)[:3])
             rows.append((key, line.rstrip() + f" {threads.group(1).strip() if threads else '?'} "
                          f"| {date.group(1) if date else '?'}, {where} "
-                         f"| [{stem}](generated/scale/{stem}.md) |"))
+                         f"| {{doc}}`{stem} </benchmarks/generated/scale/{stem}>` |"))
     if not rows:
         return "No scale results.\n"
     rows.sort(key=lambda r: r[0])
