@@ -145,10 +145,11 @@ RESULT_EXTS = ("md", "png", "svg", "pdf", "csv", "json")
 _EXT = "|".join(RESULT_EXTS)
 _PATH_CITE = re.compile(rf"(?:[\w.+-]+/)*results/([\w.+-]+\.(?:{_EXT}))(?![\w.+-])")
 _BARE_CITE = re.compile(rf"(?<![\w/.+-])([\w+-][\w.+-]*\.(?:{_EXT}))(?![\w.+-])")
-#: A pattern naming several results files, ``scenes_table3_truth_d66_n100_walk*.md``: at least
-#: one character of a name before its first ``*`` (``*.md`` alone names no file in particular).
-_GLOB_CITE = re.compile(rf"(?<![\w/.*+-])((?:[\w+-][\w.+-]*)\*[\w.*+-]*\.(?:{_EXT}))"
-                        rf"(?![\w.+-])")
+#: A pattern naming several results files, ``scenes_table3_truth_d66_n100_walk*.md``, bare or
+#: under a ``results/`` path (``bench/results/scale_faiss*.md``): at least one character of a
+#: name before its first ``*`` (``*.md`` alone names no file in particular).
+_GLOB_CITE = re.compile(rf"(?<![\w.*+-])(?:(?:[\w.+-]+/)*results/|(?<!/))"
+                        rf"((?:[\w+-][\w.+-]*)\*[\w.*+-]*\.(?:{_EXT}))(?![\w.+-])")
 _COMMAND = re.compile(r"^- command:.*?\bbench/([\w-]+)\.py", re.M)
 _COMMIT = re.compile(r"^- commit:[ \t]*([^\n]*)$", re.M)
 _HEADER_COMMAND = re.compile(r"^- command: `(python bench/[^`]+)`", re.M)

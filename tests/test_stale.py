@@ -288,12 +288,16 @@ def test_docs_and_examples_cite_too_and_all_checks_every_file(stale, repo):
 
 def test_a_pattern_cites_every_results_file_it_matches(stale, repo):
     c = git(repo, "rev-parse", "--short", "HEAD")
-    for name in ("walk_truth.md", "walk_truth_data1.md", "walk_random.md"):
+    for name in ("walk_truth.md", "walk_truth_data1.md", "walk_random.md", "scale_a.md",
+                 "scale_b.md"):
         write_results(repo, name, header(c))
     (repo / "README.md").write_text("From the truth (`walk_truth*.md`); every file: "
-                                    "`bench/results/*.md`, `*.png`.\n")
+                                    "`bench/results/*.md`, `*.png`; the grid: "
+                                    "[here](../bench/results/scale_*.md); not a results path: "
+                                    "`other/walk_random*.md`.\n")
     commit(repo, "results")
-    assert set(verdicts(stale, repo)) == {"walk_truth.md", "walk_truth_data1.md"}
+    assert set(verdicts(stale, repo)) == {"walk_truth.md", "walk_truth_data1.md", "scale_a.md",
+                                          "scale_b.md"}
 
 
 def test_scene_runs_from_named_inits_measure_no_clustering_code(stale, repo):
