@@ -105,14 +105,28 @@ def machine_header(command: str, versions: Optional[Dict[str, str]] = None) -> s
     return "\n".join(lines)
 
 
+#: The heading of a results file's hand-written section, kept when the file is re-measured.
+NOTES_HEADING = "## Notes (written by hand"
+
+
 def write_results(name: str, title: str, body: str,
                   versions: Optional[Dict[str, str]] = None) -> Path:
     """Write bench/results/NAME.md with the machine header (``versions``: more libraries'
-    versions for it) and ``body``; print it too."""
+    versions for it) and ``body``; print it too.
+
+    The previous file's hand-written notes (from a line starting with
+    :data:`NOTES_HEADING` to its end) are kept after the new body, and a warning says they
+    were written for the previous run: re-read them against the new figures."""
     command = "python " + " ".join([os.path.relpath(sys.argv[0], ROOT)] + sys.argv[1:])
     text = f"# {title}\n\n{machine_header(command, versions)}\n\n{body.rstrip()}\n"
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / f"{name}.md"
+    old = path.read_text(encoding="utf-8") if path.is_file() else ""
+    at = old.find("\n" + NOTES_HEADING)
+    if at >= 0:
+        text += old[at:].rstrip() + "\n"
+        print(f"warning: {path.name} keeps its hand-written notes from the previous run; "
+              "re-read them against the new figures", file=sys.stderr)
     path.write_text(text)
     print(text)
     return path
