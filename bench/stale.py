@@ -25,7 +25,9 @@ A file is **stale** when
   package but for docs-only files by default, plus the script itself; a scenes_table3 run
   from :data:`NAMED_INITS` only measures what the objects' scripts do) that changed code: a
   commit whose measured files are all Python files with the same syntax tree once docstrings
-  are left out (it changed comments or docstrings only) changes no measurement, or
+  are left out (it changed comments or docstrings only) changes no measurement; of
+  bench/_common.py only the definitions that make data or time (:data:`MEASURED_PARTS`)
+  count, not the header or the writing of the file, or
 - its header has no commit, or one this repository does not know (a typo, a rebased or
   unpushed commit), or no SIMD level (or "not recorded"), or
 - it is cited but does not exist, or
@@ -105,6 +107,11 @@ NAMED_INITS = ("random", "truth")
 _INITS = re.compile(r"--inits[= ]+([^\s`]+)")
 #: bench/_common.py's data (mixture) and timing (alternate) enter these scripts' figures.
 _COMMON = ("bench/_common.py",)
+#: Files of which only some top-level definitions are measured: a change elsewhere in them
+#: (the results header, the writing of the file) changes no figure.
+MEASURED_PARTS: Dict[str, Tuple[str, ...]] = {
+    "bench/_common.py": ("mixture", "mixture_file", "alternate"),
+}
 
 #: Bench script (bench/NAME.py) -> the package paths its figures measure. The script itself is
 #: always added; a script not listed here measures DEFAULT_MEASURED.
@@ -310,6 +317,16 @@ def _code(source: Optional[str]) -> Optional[str]:
     return ast.dump(tree, include_attributes=False)
 
 
+def _parts(source: Optional[str], names: Tuple[str, ...]) -> Optional[str]:
+    """:func:`_code` of the top-level definitions ``names`` of Python source only."""
+    code = _code(source)
+    if code is None:
+        return None
+    tree = ast.parse(source)
+    kept = [node for node in tree.body if getattr(node, "name", None) in names]
+    return _code(ast.unparse(ast.Module(body=kept, type_ignores=[])))
+
+
 def _show(root: Path, rev: str, path: str) -> Optional[str]:
     out = git(root, "show", f"{rev}:{path}")
     return out.stdout if out.returncode == 0 else None
@@ -318,7 +335,8 @@ def _show(root: Path, rev: str, path: str) -> Optional[str]:
 @functools.lru_cache(maxsize=None)
 def changes_code(root: Path, commit: str, paths: Tuple[str, ...]) -> bool:
     """Whether ``commit`` changes more than the comments and docstrings of the Python files
-    among ``paths`` (a file added, removed or not Python counts as a change)."""
+    among ``paths`` (of a file in :data:`MEASURED_PARTS`, of its measured definitions; a file
+    added, removed or not Python counts as a change)."""
     files = git(root, "diff", "--name-only", f"{commit}^", commit, "--", *paths)
     if files.returncode != 0:          # the root commit
         return True
@@ -326,7 +344,12 @@ def changes_code(root: Path, commit: str, paths: Tuple[str, ...]) -> bool:
         if not f.endswith(".py"):
             return True
         before, after = _show(root, f"{commit}^", f), _show(root, commit, f)
-        if _code(before) is None or _code(before) != _code(after):
+        if f in MEASURED_PARTS:
+            names = MEASURED_PARTS[f]
+            before, after = _parts(before, names), _parts(after, names)
+        else:
+            before, after = _code(before), _code(after)
+        if before is None or before != after:
             return True
     return False
 

@@ -205,6 +205,24 @@ def test_comments_and_docstrings_change_no_measurement(stale, repo):
     assert verdicts(stale, repo)["table1.md"].changes == [change]
 
 
+def test_only_the_measuring_definitions_of_bench_common_count(stale, repo):
+    common = repo / "bench" / "_common.py"
+    common.write_text("def alternate(f):\n    return f()\n\n\ndef write_results(t):\n"
+                      "    return t\n")
+    (repo / "bench" / "dropin.py").write_text("")
+    (repo / "README.md").write_text("The drop-in: `bench/results/dropin.md`.\n")
+    write_results(repo, "dropin.md", header(commit(repo, "scripts"), script="dropin"))
+    commit(repo, "results")
+    common.write_text("def alternate(f):\n    return f()\n\n\ndef write_results(t):\n"
+                      "    return t + ' and its notes'\n\n\nNOTES = 1\n")
+    commit(repo, "the writer keeps notes")          # writing the file is not measuring
+    assert not verdicts(stale, repo)["dropin.md"].stale
+    common.write_text("def alternate(f):\n    f()\n    return f()\n\n\ndef write_results(t):"
+                      "\n    return t\n")
+    change = commit(repo, "the timing calls twice")
+    assert verdicts(stale, repo)["dropin.md"].changes == [change]
+
+
 def test_a_change_to_the_script_itself_makes_it_stale(stale, repo):
     write_results(repo, "table1.md", header(git(repo, "rev-parse", "--short", "HEAD")))
     commit(repo, "results")
