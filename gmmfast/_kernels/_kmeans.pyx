@@ -71,6 +71,10 @@ def simd_level(level=None):
 
 
 cdef bint _SCREEN = True
+#: Screening in float32 needs ||x||^2 + max ||c||^2 in this range: below its top (float32's
+#: largest value is 3.4e38; |2 x.c| <= ||x||^2 + ||c||^2) every term stays finite, above its
+#: bottom the margin tau stays far above float32's subnormal spacing (1.4e-45).
+cdef double _SCREEN_LO = 1e-30, _SCREEN_HI = 1e37
 
 
 def float32_screening(enabled=None):
@@ -101,8 +105,9 @@ cdef void _search(const floating* X, Py_ssize_t d, const int64_t* rows, Py_ssize
 
     With `screen` (float64 X), the search runs first in float32 on converted rows
     (twice the SIMD width): a row whose float32 best and second-best values are further
-    apart than their rounding (tol32 (||x||^2 + max ||c||^2)) has its label; the other
-    rows are searched again in float64. The labels are those of the float64 search.
+    apart than their rounding (tol32 (||x||^2 + max ||c||^2)) has its label, if
+    ||x||^2 + max ||c||^2 lies in [`_SCREEN_LO`, `_SCREEN_HI`); the other rows are searched
+    again in float64. The labels are those of the float64 search.
     `xsq[q]` holds ||x_rows[q]||^2.
     """
     cdef Py_ssize_t q, f, r = 0
@@ -116,7 +121,10 @@ cdef void _search(const floating* X, Py_ssize_t d, const int64_t* rows, Py_ssize
         gmm_argmin2_f(level, xf, ident, m, d, CT32, csq32, kp32, lab, b32, s32)
         for q in range(m):
             tau = tol32 * (xsq[q] + maxcsq)
-            if <double>s32[q] - <double>b32[q] > tau:
+            # outside [_SCREEN_LO, _SCREEN_HI) float32 overflows or its rounding is not
+            # relative: such rows are searched in float64
+            if (<double>s32[q] - <double>b32[q] > tau
+                    and _SCREEN_LO <= xsq[q] + maxcsq < _SCREEN_HI):
                 out_label[q] = lab[q]
                 lb = <double>s32[q] + xsq[q] - tau
                 out_lower[q] = sqrt(lb) if lb > 0 else 0.0
