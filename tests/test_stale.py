@@ -223,6 +223,22 @@ def test_only_the_measuring_definitions_of_bench_common_count(stale, repo):
     assert verdicts(stale, repo)["dropin.md"].changes == [change]
 
 
+def test_a_declared_commit_stales_nothing_and_is_named(stale, repo, monkeypatch, capsys):
+    write_results(repo, "table1.md", header(git(repo, "rev-parse", "--short", "HEAD")))
+    commit(repo, "results")
+    (repo / "gmmfast" / "cluster" / "_fit.py").write_text("x = 1\nif x > 1e37:\n    x = 2\n")
+    commit(repo, "a guard")
+    guard = git(repo, "rev-parse", "HEAD")
+    assert verdicts(stale, repo)["table1.md"].stale
+    monkeypatch.setattr(stale, "DECLARED_UNCHANGED", {guard: "no benchmark reaches it"})
+    assert not verdicts(stale, repo)["table1.md"].stale
+    assert stale.main(["--root", str(repo)]) == 0
+    assert f"{guard[:9]}: no benchmark reaches it" in capsys.readouterr().out
+    (repo / "gmmfast" / "cluster" / "_fit.py").write_text("x = 3\n")
+    change = commit(repo, "not declared")
+    assert verdicts(stale, repo)["table1.md"].changes == [change]
+
+
 def test_a_change_to_the_script_itself_makes_it_stale(stale, repo):
     write_results(repo, "table1.md", header(git(repo, "rev-parse", "--short", "HEAD")))
     commit(repo, "results")
