@@ -3,9 +3,10 @@
 Every script under bench/ answers one question, prints a table and writes it to
 bench/results/NAME.md, headed by how it was made (see DESIGN.md, Benchmarks).
 
-Scripts run as ``python bench/NAME.py`` (from the repository's root, with gmmfast
-installed, e.g. ``pip install -e .``) and import this module as ``from _common import ...``:
-Python puts the script's folder, bench/, first on sys.path.
+Scripts run as ``python bench/NAME.py`` (from the repository's root, with this repository's
+gmmfast installed, e.g. ``pip install -e .``; one imported from another working tree is
+refused) and import this module as ``from _common import ...``: Python puts the script's
+folder, bench/, first on sys.path.
 """
 from __future__ import annotations
 
@@ -21,6 +22,23 @@ from typing import Callable, Dict, List, Optional, Sequence
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def _check_measured_package() -> None:
+    """Refuse to measure another tree's gmmfast: a script run from a clone while gmmfast is
+    installed in editable mode from another working tree (``pip install -e /elsewhere``)
+    imports that tree's code, and its results would carry this clone's commit. An installed
+    (non-editable) package is taken as built from this repository."""
+    import gmmfast
+    where = Path(gmmfast.__file__).resolve().parents[1]
+    if where != ROOT and ((where / "setup.py").is_file() or (where / ".git").exists()):
+        raise SystemExit(f"bench: gmmfast is imported from {where}, not from this repository "
+                         f"({ROOT}): the results would carry this repository's commit. Build "
+                         f"this repository's kernels and run with PYTHONPATH={ROOT}, or "
+                         f"pip install -e {ROOT}.")
+
+
+_check_measured_package()
 RESULTS = ROOT / "bench" / "results"
 DATA = ROOT.parent / "shared" / "data"
 
@@ -35,19 +53,28 @@ def _cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+def commit_label() -> str:
+    """HEAD's short hash, marked when tracked files other than results have uncommitted
+    changes. Results files (bench/results/) are not what a script measures: another
+    script's uncommitted report does not make this run's code differ from HEAD."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True,
+                              text=True).stdout.strip()
+    try:
+        dirty = git("status", "--porcelain", "--untracked-files=no", "--", ".",
+                    ":(exclude)bench/results")
+        return git("rev-parse", "--short", "HEAD") + (" (with uncommitted changes)"
+                                                      if dirty else "")
+    except OSError:
+        return "unknown"
+
+
 def machine_header(command: str, versions: Optional[Dict[str, str]] = None) -> str:
     """Markdown lines: command, date, commit, CPU, cores, SIMD level, library versions (and
     ``versions``, e.g. a contender's library), BLAS."""
     import scipy
     from threadpoolctl import threadpool_info
-    try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
-                                capture_output=True, text=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
-                               cwd=ROOT, capture_output=True, text=True).stdout.strip()
-        commit += " (with uncommitted changes)" if dirty else ""
-    except OSError:
-        commit = "unknown"
+    commit = commit_label()
     try:
         import sklearn
         skl = sklearn.__version__
@@ -78,14 +105,28 @@ def machine_header(command: str, versions: Optional[Dict[str, str]] = None) -> s
     return "\n".join(lines)
 
 
+#: The heading of a results file's hand-written section, kept when the file is re-measured.
+NOTES_HEADING = "## Notes (written by hand"
+
+
 def write_results(name: str, title: str, body: str,
                   versions: Optional[Dict[str, str]] = None) -> Path:
     """Write bench/results/NAME.md with the machine header (``versions``: more libraries'
-    versions for it) and ``body``; print it too."""
+    versions for it) and ``body``; print it too.
+
+    The previous file's hand-written notes (from a line starting with
+    :data:`NOTES_HEADING` to its end) are kept after the new body, and a warning says they
+    were written for the previous run: re-read them against the new figures."""
     command = "python " + " ".join([os.path.relpath(sys.argv[0], ROOT)] + sys.argv[1:])
     text = f"# {title}\n\n{machine_header(command, versions)}\n\n{body.rstrip()}\n"
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / f"{name}.md"
+    old = path.read_text(encoding="utf-8") if path.is_file() else ""
+    at = old.find("\n" + NOTES_HEADING)
+    if at >= 0:
+        text += old[at:].rstrip() + "\n"
+        print(f"warning: {path.name} keeps its hand-written notes from the previous run; "
+              "re-read them against the new figures", file=sys.stderr)
     path.write_text(text)
     print(text)
     return path

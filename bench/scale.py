@@ -58,7 +58,7 @@ import threading
 import time
 from pathlib import Path
 
-from _common import ROOT, RESULTS, markdown_table, mixture_file, simd_name, write_results
+from _common import ROOT, RESULTS, commit_label, markdown_table, mixture_file, simd_name, write_results
 
 OUT = ROOT / "bench" / "out"
 DATA_DIR = OUT / "data"
@@ -306,15 +306,6 @@ def command_line():
     return " ".join(["python", "bench/scale.py"] + [shlex.quote(a) for a in sys.argv[1:]])
 
 
-def commit():
-    """HEAD's short hash, marked when tracked files have uncommitted changes."""
-    def git(*a):
-        return subprocess.run(["git", *a], cwd=ROOT, capture_output=True,
-                              text=True).stdout.strip()
-    dirty = git("status", "--porcelain", "--untracked-files=no")
-    return git("rev-parse", "--short", "HEAD") + (" (with uncommitted changes)" if dirty else "")
-
-
 def load(name):
     path = cache(name)
     if not path.exists():
@@ -446,7 +437,7 @@ def main():
     records = load(args.name)
     run_id = time.strftime("%Y-%m-%dT%H:%M:%S")
     if not args.report_only:
-        records.setdefault("_runs", {})[run_id] = dict(command=command_line(), commit=commit())
+        records.setdefault("_runs", {})[run_id] = dict(command=command_line(), commit=commit_label())
         for n, d, k, memmap in cells:
             run_cell(records, args, run_id, n, d, k, memmap)
     report(records, args.name)

@@ -25,7 +25,10 @@ A file is **stale** when
   package but for docs-only files by default, plus the script itself; a scenes_table3 run
   from :data:`NAMED_INITS` only measures what the objects' scripts do) that changed code: a
   commit whose measured files are all Python files with the same syntax tree once docstrings
-  are left out (it changed comments or docstrings only) changes no measurement, or
+  are left out (it changed comments or docstrings only) changes no measurement; of
+  bench/_common.py only the definitions that make data or time (:data:`MEASURED_PARTS`)
+  count, not the header or the writing of the file; a commit in :data:`DECLARED_UNCHANGED`
+  (read by a person, its reason written there and printed) does not count either, or
 - its header has no commit, or one this repository does not know (a typo, a rebased or
   unpushed commit), or no SIMD level (or "not recorded"), or
 - it is cited but does not exist, or
@@ -105,6 +108,21 @@ NAMED_INITS = ("random", "truth")
 _INITS = re.compile(r"--inits[= ]+([^\s`]+)")
 #: bench/_common.py's data (mixture) and timing (alternate) enter these scripts' figures.
 _COMMON = ("bench/_common.py",)
+#: Files of which only some top-level definitions are measured: a change elsewhere in them
+#: (the results header, the writing of the file) changes no figure.
+MEASURED_PARTS: Dict[str, Tuple[str, ...]] = {
+    "bench/_common.py": ("mixture", "mixture_file", "alternate"),
+}
+
+#: Commits that change measured code but, for the reason given, no figure of any result: a
+#: guard that only inputs no benchmark draws reach. A person writes each entry after reading
+#: the change; the report names every one that applied. Full hash -> why.
+DECLARED_UNCHANGED: Dict[str, str] = {
+    "29a8057ef9d0545ecf46c8a0ed9a3532099ac706":
+        "the float64 screening guard: rows with ||x||^2 + max ||c||^2 outside [1e-30, 1e37) "
+        "are searched in float64; every benchmark's rows are inside (|x| < 1e4), so the labels "
+        "are the same, at one comparison a screened row",
+}
 
 #: Bench script (bench/NAME.py) -> the package paths its figures measure. The script itself is
 #: always added; a script not listed here measures DEFAULT_MEASURED.
@@ -145,10 +163,11 @@ RESULT_EXTS = ("md", "png", "svg", "pdf", "csv", "json")
 _EXT = "|".join(RESULT_EXTS)
 _PATH_CITE = re.compile(rf"(?:[\w.+-]+/)*results/([\w.+-]+\.(?:{_EXT}))(?![\w.+-])")
 _BARE_CITE = re.compile(rf"(?<![\w/.+-])([\w+-][\w.+-]*\.(?:{_EXT}))(?![\w.+-])")
-#: A pattern naming several results files, ``scenes_table3_truth_d66_n100_walk*.md``: at least
-#: one character of a name before its first ``*`` (``*.md`` alone names no file in particular).
-_GLOB_CITE = re.compile(rf"(?<![\w/.*+-])((?:[\w+-][\w.+-]*)\*[\w.*+-]*\.(?:{_EXT}))"
-                        rf"(?![\w.+-])")
+#: A pattern naming several results files, ``scenes_table3_truth_d66_n100_walk*.md``, bare or
+#: under a ``results/`` path (``bench/results/scale_faiss*.md``): at least one character of a
+#: name before its first ``*`` (``*.md`` alone names no file in particular).
+_GLOB_CITE = re.compile(rf"(?<![\w.*+-])(?:(?:[\w.+-]+/)*results/|(?<!/))"
+                        rf"((?:[\w+-][\w.+-]*)\*[\w.*+-]*\.(?:{_EXT}))(?![\w.+-])")
 _COMMAND = re.compile(r"^- command:.*?\bbench/([\w-]+)\.py", re.M)
 _COMMIT = re.compile(r"^- commit:[ \t]*([^\n]*)$", re.M)
 _HEADER_COMMAND = re.compile(r"^- command: `(python bench/[^`]+)`", re.M)
@@ -309,6 +328,16 @@ def _code(source: Optional[str]) -> Optional[str]:
     return ast.dump(tree, include_attributes=False)
 
 
+def _parts(source: Optional[str], names: Tuple[str, ...]) -> Optional[str]:
+    """:func:`_code` of the top-level definitions ``names`` of Python source only."""
+    code = _code(source)
+    if code is None:
+        return None
+    tree = ast.parse(source)
+    kept = [node for node in tree.body if getattr(node, "name", None) in names]
+    return _code(ast.unparse(ast.Module(body=kept, type_ignores=[])))
+
+
 def _show(root: Path, rev: str, path: str) -> Optional[str]:
     out = git(root, "show", f"{rev}:{path}")
     return out.stdout if out.returncode == 0 else None
@@ -317,7 +346,8 @@ def _show(root: Path, rev: str, path: str) -> Optional[str]:
 @functools.lru_cache(maxsize=None)
 def changes_code(root: Path, commit: str, paths: Tuple[str, ...]) -> bool:
     """Whether ``commit`` changes more than the comments and docstrings of the Python files
-    among ``paths`` (a file added, removed or not Python counts as a change)."""
+    among ``paths`` (of a file in :data:`MEASURED_PARTS`, of its measured definitions; a file
+    added, removed or not Python counts as a change)."""
     files = git(root, "diff", "--name-only", f"{commit}^", commit, "--", *paths)
     if files.returncode != 0:          # the root commit
         return True
@@ -325,9 +355,19 @@ def changes_code(root: Path, commit: str, paths: Tuple[str, ...]) -> bool:
         if not f.endswith(".py"):
             return True
         before, after = _show(root, f"{commit}^", f), _show(root, commit, f)
-        if _code(before) is None or _code(before) != _code(after):
+        if f in MEASURED_PARTS:
+            names = MEASURED_PARTS[f]
+            before, after = _parts(before, names), _parts(after, names)
+        else:
+            before, after = _code(before), _code(after)
+        if before is None or before != after:
             return True
     return False
+
+
+def declared(commit: str) -> Optional[str]:
+    """The full hash of :data:`DECLARED_UNCHANGED` that ``commit`` (a hash prefix) names."""
+    return next((h for h in DECLARED_UNCHANGED if h.startswith(commit.lower())), None)
 
 
 def later_changes(root: Path, commit: str, paths: List[str]) -> Tuple[List[str], str]:
@@ -341,7 +381,8 @@ def later_changes(root: Path, commit: str, paths: List[str]) -> Tuple[List[str],
     sha = full.stdout.strip()
     if git(root, "merge-base", "--is-ancestor", sha, "HEAD").returncode == 0:
         log = git(root, "log", "--format=%h", f"{sha}..HEAD", "--", *paths)
-        return [c for c in log.stdout.split() if changes_code(root, c, tuple(paths))], ""
+        return [c for c in log.stdout.split()
+                if not declared(c) and changes_code(root, c, tuple(paths))], ""
     # not in HEAD's history (a rebased branch): compare the measured trees
     diff = git(root, "diff", "--name-only", sha, "HEAD", "--", *paths)
     if diff.stdout.strip():
@@ -474,6 +515,9 @@ def main(argv: Optional[Iterable[str]] = None) -> int:
     stale = sum(e.stale for e in entries)
     print(f"\n{len(entries)} results file(s) checked ({'all' if args.all else 'cited'}), "
           f"{stale} stale. '*': measured with uncommitted changes.")
+    for sha, why in DECLARED_UNCHANGED.items():
+        if git(args.root, "merge-base", "--is-ancestor", sha, "HEAD").returncode == 0:
+            print(f"Not counted as a change (DECLARED_UNCHANGED): {sha[:9]}: {why}.")
     return 1 if stale else 0
 
 

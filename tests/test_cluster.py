@@ -550,6 +550,39 @@ def test_every_simd_variant_finds_the_nearest_center(dtype):
         K.simd_level(top)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_every_simd_variant_merges_its_lanes_to_the_first_minimum_and_the_second(dtype):
+    """The search's lanes merged (gmm_simd.h): at every SIMD level the label is the first
+    nearest center, also when equal centers sit in different lanes and blocks, and the
+    lower bound the search leaves on the other centers is the second-nearest distance (the
+    nearest one again when a center is repeated), up to the search's rounding."""
+    from gmmfast._kernels import _kmeans as K
+    from gmmfast.cluster._pass import HamerlyBounds
+    rng = np.random.default_rng(1)
+    top = K.simd_level()
+    try:
+        for level in range(top + 1):
+            K.simd_level(level)
+            for n, d, k in [(1001, 15, 100), (300, 3, 37), (64, 1, 5)]:
+                C = rng.normal(size=(k, d))
+                C[[k - 1, k // 2]] = C[1]           # one center three times, lanes apart
+                X = (C[rng.integers(0, k, n)] + 0.3 * rng.normal(size=(n, d))).astype(dtype)
+                C = C.astype(dtype)
+                bounds = HamerlyBounds(X)
+                labels = assign(X, np.ones(n, dtype), C, 1, bounds=bounds).labels
+                D = np.sqrt(((X[:, None].astype(float) - C[None].astype(float)) ** 2).sum(-1))
+                np.testing.assert_array_equal(labels, D.argmin(1), err_msg=f"level {level}")
+                second = np.sort(D, axis=1)[:, 1]
+                assert np.all(bounds.lower <= second + 1e-9), level
+                # in squared distance, within the margin of a float32 search's rounding
+                # (float64 rows are screened in float32)
+                np.testing.assert_allclose(bounds.lower ** 2, second ** 2, atol=1e-3, rtol=1e-4)
+                tied = np.isin(labels, [1, k // 2, k - 1])
+                assert tied.any() and labels[tied].max() == 1    # the first of the three
+    finally:
+        K.simd_level(top)
+
+
 def test_verbose_prints_a_line_per_iteration(capsys):
     X, _ = blobs(300, 3)
     est = GMMKMeans(3, verbose=1, random_state=0, max_iter=5, tol=0).fit(X)

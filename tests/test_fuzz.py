@@ -656,6 +656,8 @@ _X300 = np.random.default_rng(0).random((300, 2))
 _BOUNDS = dict(X=_X300, sample_weight=np.ones(300), walk_steps=0, n_threads=1,
                sampler="uniform", block_size=1 << 15, relocate_empty=False, w0=_X300[:3].copy(),
                eta=0.1, tol=1e-4, max_iter=300, selection="random", random_state=0)
+_NEAR32 = np.array([[3.0, -1.32104862e-04], [3.0, 1.04900115e-04], [3.0, 3.61595041e-04]],
+                   dtype=np.float32)
 _SA = dict(X=_X4, centers=_X4[:2].copy(), labels=np.array([0, 1, 1, 1]), budget=1e3, n_steps=10,
            random_state=0, sample_weight=None)
 _FIT = dict(y=np.array([0, 1, 0, 1]), n_classes=2, lam=0.1, method="ccp", eta=0.1,
@@ -675,14 +677,25 @@ FIXED = [
          lambda: gmmkmeans(scales=(1e20, 1e30, 1e154, 1e200, 1e-200),
                            dtypes=(np.float64, np.float32)), perturb=("-",),
          calls=(dict(X=(_X4 * 1e20).astype(np.float32), n_clusters=2, random_state=0),
-                dict(X=_X4 * 1e154, n_clusters=2, random_state=0))),
+                dict(X=_X4 * 1e154, n_clusters=2, random_state=0),
+                # float64 rows near 1e19: their float32 screening overflowed (predict != labels_)
+                dict(X=np.array([[1.2573022109339331e+19, -1.3210486329130189e+19],
+                                 [6.4042265044328202e+19, 1.0490011715303971e+19]]),
+                     n_clusters=2, eta=1e-9, max_iter=1, tol=0.0, n_candidates=0,
+                     random_state=0, sample_weight=np.array([0.7369616873214543,
+                                                             0.3697867137638703])))),
     Spec("generalized_mm(KMeansBounds) bad family data", kmeans_bounds_case,
          perturb=KMEANS_FAMILY,
          calls=(dict(_BOUNDS, w0=np.random.default_rng(1).random((3, 1))),   # issue 12's abort
                 dict(_BOUNDS, sample_weight=np.ones(299)),      # reads past the buffer
                 dict(_BOUNDS, X=None))),
     Spec("generalized_mm(KMeansBounds) selection", kmeans_bounds_case, perturb=("selection",),
-         calls=(dict(_BOUNDS, selection="radnom"),)),
+         calls=(dict(_BOUNDS, selection="radnom"),
+                # float32 points 1e-4 apart at 3.0: the float32 search's labels are the
+                # nearest only to within its rounding, which the check now allows
+                dict(_BOUNDS, X=_NEAR32, sample_weight=np.array([0.73696166, 0.3697867,
+                                                                 0.14097352], np.float32),
+                     w0=_NEAR32[:2].copy(), eta=0.02, tol=0.0, max_iter=1, block_size=1))),
     Spec("sample_assignment", sample_assignment_case,
          calls=(dict(_SA, budget=None), dict(_SA, budget=[1e3]))),
     Spec("kmeans_plusplus", kmeans_plusplus_case,

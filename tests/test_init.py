@@ -202,3 +202,36 @@ def test_screened_float64_search_breaks_ties_like_the_float64_search():
     np.testing.assert_array_equal(labels, exact)
     d2 = ((X[:, None] - C[None]) ** 2).sum(-1)
     assert (d2[np.arange(len(X)), labels] <= d2.min(1) + 1e-9 * (1 + d2.min(1))).all()
+
+
+def test_the_first_pass_writes_the_row_norms_it_reads():
+    """Hamerly's bounds get ||x||^2 from the first pass (it searches every row, so it reads
+    every row); bounds set from elsewhere (the Dask blocks keep upper, lower and the centers
+    only) get them before a pruned pass; a pruned pass cannot write them."""
+    from gmmfast._kernels import _kmeans as K
+    from gmmfast.cluster._pass import HamerlyBounds
+    rng = np.random.default_rng(3)
+    for dtype in (np.float64, np.float32):
+        M = rng.normal(scale=6, size=(20, 5))
+        X = (M[rng.integers(20, size=5000)] + rng.normal(size=(5000, 5))).astype(dtype)
+        sw = np.ones(len(X), dtype)
+        norms = (X.astype(np.float64) ** 2).sum(axis=1)
+        bounds = HamerlyBounds(X)
+        assert not bounds.xsq_filled
+        first = assign(X, sw, M.astype(dtype), 1, bounds=bounds)
+        assert bounds.xsq_filled
+        np.testing.assert_allclose(bounds.xsq, norms, rtol=1e-12)
+        kept = HamerlyBounds(X)
+        kept.upper[:], kept.lower[:], kept.centers = bounds.upper, bounds.lower, bounds.centers
+        C = (M + 1e-3).astype(dtype)
+        pruned = assign(X, sw, C, 1, old_labels=first.labels, bounds=kept)
+        assert kept.xsq_filled and pruned.searched < len(X)
+        np.testing.assert_array_equal(kept.xsq, bounds.xsq)
+        np.testing.assert_array_equal(pruned.labels, assign(X, sw, C, 1).labels)
+    n_chunks = -(-len(X) // K.CHUNK)
+    with pytest.raises(ValueError, match="fill_xsq"):
+        K.PassBuffers(len(X), 20, 5, chunk_costs=np.empty(n_chunks),
+                      chunk_changed=np.empty(n_chunks, np.int64),
+                      chunk_searched=np.empty(n_chunks, np.int64), upper=kept.upper,
+                      lower=kept.lower, xsq=kept.xsq, drift=np.zeros(20), prune=True,
+                      fill_xsq=True)

@@ -205,6 +205,40 @@ def test_comments_and_docstrings_change_no_measurement(stale, repo):
     assert verdicts(stale, repo)["table1.md"].changes == [change]
 
 
+def test_only_the_measuring_definitions_of_bench_common_count(stale, repo):
+    common = repo / "bench" / "_common.py"
+    common.write_text("def alternate(f):\n    return f()\n\n\ndef write_results(t):\n"
+                      "    return t\n")
+    (repo / "bench" / "dropin.py").write_text("")
+    (repo / "README.md").write_text("The drop-in: `bench/results/dropin.md`.\n")
+    write_results(repo, "dropin.md", header(commit(repo, "scripts"), script="dropin"))
+    commit(repo, "results")
+    common.write_text("def alternate(f):\n    return f()\n\n\ndef write_results(t):\n"
+                      "    return t + ' and its notes'\n\n\nNOTES = 1\n")
+    commit(repo, "the writer keeps notes")          # writing the file is not measuring
+    assert not verdicts(stale, repo)["dropin.md"].stale
+    common.write_text("def alternate(f):\n    f()\n    return f()\n\n\ndef write_results(t):"
+                      "\n    return t\n")
+    change = commit(repo, "the timing calls twice")
+    assert verdicts(stale, repo)["dropin.md"].changes == [change]
+
+
+def test_a_declared_commit_stales_nothing_and_is_named(stale, repo, monkeypatch, capsys):
+    write_results(repo, "table1.md", header(git(repo, "rev-parse", "--short", "HEAD")))
+    commit(repo, "results")
+    (repo / "gmmfast" / "cluster" / "_fit.py").write_text("x = 1\nif x > 1e37:\n    x = 2\n")
+    commit(repo, "a guard")
+    guard = git(repo, "rev-parse", "HEAD")
+    assert verdicts(stale, repo)["table1.md"].stale
+    monkeypatch.setattr(stale, "DECLARED_UNCHANGED", {guard: "no benchmark reaches it"})
+    assert not verdicts(stale, repo)["table1.md"].stale
+    assert stale.main(["--root", str(repo)]) == 0
+    assert f"{guard[:9]}: no benchmark reaches it" in capsys.readouterr().out
+    (repo / "gmmfast" / "cluster" / "_fit.py").write_text("x = 3\n")
+    change = commit(repo, "not declared")
+    assert verdicts(stale, repo)["table1.md"].changes == [change]
+
+
 def test_a_change_to_the_script_itself_makes_it_stale(stale, repo):
     write_results(repo, "table1.md", header(git(repo, "rev-parse", "--short", "HEAD")))
     commit(repo, "results")
@@ -288,12 +322,16 @@ def test_docs_and_examples_cite_too_and_all_checks_every_file(stale, repo):
 
 def test_a_pattern_cites_every_results_file_it_matches(stale, repo):
     c = git(repo, "rev-parse", "--short", "HEAD")
-    for name in ("walk_truth.md", "walk_truth_data1.md", "walk_random.md"):
+    for name in ("walk_truth.md", "walk_truth_data1.md", "walk_random.md", "scale_a.md",
+                 "scale_b.md"):
         write_results(repo, name, header(c))
     (repo / "README.md").write_text("From the truth (`walk_truth*.md`); every file: "
-                                    "`bench/results/*.md`, `*.png`.\n")
+                                    "`bench/results/*.md`, `*.png`; the grid: "
+                                    "[here](../bench/results/scale_*.md); not a results path: "
+                                    "`other/walk_random*.md`.\n")
     commit(repo, "results")
-    assert set(verdicts(stale, repo)) == {"walk_truth.md", "walk_truth_data1.md"}
+    assert set(verdicts(stale, repo)) == {"walk_truth.md", "walk_truth_data1.md", "scale_a.md",
+                                          "scale_b.md"}
 
 
 def test_scene_runs_from_named_inits_measure_no_clustering_code(stale, repo):

@@ -71,6 +71,10 @@ def simd_level(level=None):
 
 
 cdef bint _SCREEN = True
+#: Screening in float32 needs ||x||^2 + max ||c||^2 in this range: below its top (float32's
+#: largest value is 3.4e38; |2 x.c| <= ||x||^2 + ||c||^2) every term stays finite, above its
+#: bottom the margin tau stays far above float32's subnormal spacing (1.4e-45).
+cdef double _SCREEN_LO = 1e-30, _SCREEN_HI = 1e37
 
 
 def float32_screening(enabled=None):
@@ -101,8 +105,9 @@ cdef void _search(const floating* X, Py_ssize_t d, const int64_t* rows, Py_ssize
 
     With `screen` (float64 X), the search runs first in float32 on converted rows
     (twice the SIMD width): a row whose float32 best and second-best values are further
-    apart than their rounding (tol32 (||x||^2 + max ||c||^2)) has its label; the other
-    rows are searched again in float64. The labels are those of the float64 search.
+    apart than their rounding (tol32 (||x||^2 + max ||c||^2)) has its label, if
+    ||x||^2 + max ||c||^2 lies in [`_SCREEN_LO`, `_SCREEN_HI`); the other rows are searched
+    again in float64. The labels are those of the float64 search.
     `xsq[q]` holds ||x_rows[q]||^2.
     """
     cdef Py_ssize_t q, f, r = 0
@@ -116,7 +121,10 @@ cdef void _search(const floating* X, Py_ssize_t d, const int64_t* rows, Py_ssize
         gmm_argmin2_f(level, xf, ident, m, d, CT32, csq32, kp32, lab, b32, s32)
         for q in range(m):
             tau = tol32 * (xsq[q] + maxcsq)
-            if <double>s32[q] - <double>b32[q] > tau:
+            # outside [_SCREEN_LO, _SCREEN_HI) float32 overflows or its rounding is not
+            # relative: such rows are searched in float64
+            if (<double>s32[q] - <double>b32[q] > tau
+                    and _SCREEN_LO <= xsq[q] + maxcsq < _SCREEN_HI):
                 out_label[q] = lab[q]
                 lb = <double>s32[q] + xsq[q] - tau
                 out_lower[q] = sqrt(lb) if lb > 0 else 0.0
@@ -199,7 +207,8 @@ cdef class PassBuffers:
     - ``point_costs``: each row's cost;
     - ``upper``, ``lower``, ``xsq`` (Hamerly's bounds, in and out) and, with ``prune``,
       the drift of every center, the ``jumped`` centers and the largest drift
-      ``base_drift`` of the others.
+      ``base_drift`` of the others; with ``fill_xsq`` (a pass that searches every row, not
+      ``prune``) ``xsq`` is out only: the pass writes ||x_i||^2 as it reads the rows.
     """
     cdef double[::1] chunk_costs, chunk_prev_costs, point_costs, upper, lower, xsq, drift
     cdef int64_t[::1] chunk_changed, chunk_searched
@@ -211,14 +220,14 @@ cdef class PassBuffers:
     cdef int64_t offset
     cdef double base_drift
     cdef Py_ssize_t n, k, d, n_slots
-    cdef bint with_prev, with_sums, with_sample, with_points, track, prune
+    cdef bint with_prev, with_sums, with_sample, with_points, track, prune, fill_xsq
 
     def __init__(self, Py_ssize_t n, Py_ssize_t k, Py_ssize_t d, *, chunk_costs,
                  chunk_changed, chunk_searched, prev_labels=None, chunk_prev_costs=None,
                  slot_resid=None, slot_weight=None, slot_sse=None, slot_key=None,
                  slot_pick=None, uint64_t seed=0, int64_t offset=0, point_costs=None,
                  upper=None, lower=None, xsq=None, drift=None, jumped=None,
-                 double base_drift=0.0, bint prune=False):
+                 double base_drift=0.0, bint prune=False, bint fill_xsq=False):
         cdef Py_ssize_t n_chunks = (n + _CHUNK - 1) // _CHUNK
         none_d, none_i = np.empty(0), np.empty(0, dtype=np.int32)
         self.n, self.k, self.d = n, k, d
@@ -228,6 +237,7 @@ cdef class PassBuffers:
         self.with_points = point_costs is not None
         self.track = upper is not None
         self.prune = prune
+        self.fill_xsq = fill_xsq
         self.chunk_costs, self.chunk_changed = chunk_costs, chunk_changed
         self.chunk_searched = chunk_searched
         self.prev_labels = prev_labels if self.with_prev else none_i
@@ -272,6 +282,9 @@ cdef class PassBuffers:
             raise ValueError("PassBuffers: upper, lower and xsq must have one entry per row")
         if prune and (not self.track or self.drift.shape[0] != k):
             raise ValueError("PassBuffers: prune needs the bounds and one drift per center")
+        if fill_xsq and (prune or not self.track):
+            raise ValueError("PassBuffers: fill_xsq needs the bounds and a pass that searches "
+                             "every row (not prune)")
         if self.jumped.shape[0] and (np.asarray(self.jumped).min() < 0
                                      or np.asarray(self.jumped).max() >= k):
             raise ValueError("PassBuffers: jumped centers out of range")
@@ -324,7 +337,7 @@ def kmeans_pass(const floating[:, ::1] X, const floating[::1] sample_weight,
         raise ValueError("kmeans_pass: labels must be -1 or in [0, k)")
     cdef bint with_prev = buf.with_prev, with_sums = buf.with_sums
     cdef bint with_sample = buf.with_sample, with_points = buf.with_points
-    cdef bint track = buf.track, prune = buf.prune
+    cdef bint track = buf.track, prune = buf.prune, fill_xsq = buf.fill_xsq
     cdef double[::1] chunk_costs = buf.chunk_costs, chunk_prev_costs = buf.chunk_prev_costs
     cdef double[::1] point_costs = buf.point_costs, upper = buf.upper, lower = buf.lower
     cdef double[::1] xsq = buf.xsq, drift = buf.drift
@@ -434,13 +447,15 @@ def kmeans_pass(const floating[:, ::1] X, const floating[::1] sample_weight,
                             newlow[i - i0] = lb
                     if not keep:
                         todo[m] = i
-                        if track:
+                        if track and not fill_xsq:
                             xq[m] = xsq[i]
                         else:
                             xs = 0.0
                             for f in range(d):
                                 xs = xs + <double>X[i, f] * <double>X[i, f]
                             xq[m] = xs
+                            if fill_xsq:
+                                xsq[i] = xs
                         m = m + 1
                 if m:
                     _search(&X[0, 0], d, todo, m, &CT[0, 0], &csq[0], kp, &CT32[0, 0],

@@ -36,6 +36,26 @@
 #define GMM_X86 0
 #define GMM_TARGET(t)
 #endif
+#if GMM_X86
+#include <immintrin.h>
+#endif
+
+/* Lane-wise minimum and maximum of two vectors of type V (IV: the integer vector of the same
+ * lanes): (a < b ? a : b) and (a > b ? a : b), as the x86 min/max instructions define them
+ * (the search's values are never NaN). The generic form is a compare and a select; the x86
+ * variants use the instructions. */
+#define GMM_MIN_GENERIC(V, IV, a, b) ({ V a_ = (a), b_ = (b); IV m_ = a_ < b_;             \
+                                        (V)((m_ & (IV)a_) | (~m_ & (IV)b_)); })
+#define GMM_MAX_GENERIC(V, IV, a, b) ({ V a_ = (a), b_ = (b); IV m_ = a_ > b_;             \
+                                        (V)((m_ & (IV)a_) | (~m_ & (IV)b_)); })
+#define GMM_MIN_PS256(V, IV, a, b) ((V)_mm256_min_ps((__m256)(a), (__m256)(b)))
+#define GMM_MAX_PS256(V, IV, a, b) ((V)_mm256_max_ps((__m256)(a), (__m256)(b)))
+#define GMM_MIN_PD256(V, IV, a, b) ((V)_mm256_min_pd((__m256d)(a), (__m256d)(b)))
+#define GMM_MAX_PD256(V, IV, a, b) ((V)_mm256_max_pd((__m256d)(a), (__m256d)(b)))
+#define GMM_MIN_PS512(V, IV, a, b) ((V)_mm512_min_ps((__m512)(a), (__m512)(b)))
+#define GMM_MAX_PS512(V, IV, a, b) ((V)_mm512_max_ps((__m512)(a), (__m512)(b)))
+#define GMM_MIN_PD512(V, IV, a, b) ((V)_mm512_min_pd((__m512d)(a), (__m512d)(b)))
+#define GMM_MAX_PD512(V, IV, a, b) ((V)_mm512_max_pd((__m512d)(a), (__m512d)(b)))
 
 /* 2 = AVX-512, 1 = AVX2, 0 = portable. */
 static int gmm_argmin_level(void) {
@@ -60,10 +80,69 @@ static intptr_t gmm_argmin_block_f(int level) { return level == 2 ? 32 : level =
  * every other center from below once ||x||^2 is added and the rounding allowed for. Lanes
  * keep their best and second-best values; the lanes are then merged.
  */
-#define GMM_DEFINE_ARGMIN2(NAME, T, IT, W, P, V, TARGET)                                    \
+/* Merging the W lanes of one row's search: b = the least of `best` in every lane, bi = the
+ * first index holding it (the least index among the lanes whose best is b), s = the least of
+ * the other lanes' best values and of the winning lane's second. With GCC, a butterfly of
+ * log2(W) shuffles per reduction (the minimum is exact, so the order of the reduction does
+ * not change it: the same label, best and second as the scalar loop); other compilers
+ * merge lane by lane. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define GMM_DEFINE_MERGE(NAME, T, IT, W, TARGET)                                            \
+/* every lane set to the least of v's lanes */                                             \
+TARGET static inline NAME##_vec NAME##_lanemin(NAME##_vec v, NAME##_ivec lane) {           \
+    _Pragma("GCC unroll 8")                                                                \
+    for (int h = W / 2; h >= 1; h /= 2) {                                                  \
+        NAME##_vec o = __builtin_shuffle(v, lane ^ (IT)h);                                 \
+        NAME##_ivec m = o < v;                                                             \
+        v = (NAME##_vec)((m & (NAME##_ivec)o) | (~m & (NAME##_ivec)v));                    \
+    }                                                                                      \
+    return v;                                                                              \
+}                                                                                          \
+TARGET static inline void NAME##_merge(NAME##_vec best, NAME##_vec sec, NAME##_ivec idx,   \
+                                       NAME##_ivec lane, NAME##_vec *bout,                 \
+                                       NAME##_ivec *biout, NAME##_vec *sout) {             \
+    NAME##_vec b = NAME##_lanemin(best, lane);                                             \
+    NAME##_ivec eq = best == b;                                                            \
+    NAME##_ivec bi = (eq & idx) | (~eq & ((NAME##_ivec){0} + (IT)INT32_MAX));              \
+    _Pragma("GCC unroll 8")                                                                \
+    for (int h = W / 2; h >= 1; h /= 2) {                                                  \
+        NAME##_ivec oi = __builtin_shuffle(bi, lane ^ (IT)h);                              \
+        NAME##_ivec m = oi < bi;                                                           \
+        bi = (m & oi) | (~m & bi);                                                         \
+    }                                                                                      \
+    NAME##_ivec win = eq & (idx == bi);                                                    \
+    *bout = b;                                                                             \
+    *biout = bi;                                                                           \
+    *sout = NAME##_lanemin((NAME##_vec)((win & (NAME##_ivec)sec) | (~win & (NAME##_ivec)best)), \
+                           lane);                                                          \
+}
+#else
+#define GMM_DEFINE_MERGE(NAME, T, IT, W, TARGET)                                            \
+TARGET static inline void NAME##_merge(NAME##_vec best, NAME##_vec sec, NAME##_ivec idx,   \
+                                       NAME##_ivec lane, NAME##_vec *bout,                 \
+                                       NAME##_ivec *biout, NAME##_vec *sout) {             \
+    T b = best[0];                                                                         \
+    for (int l = 1; l < W; l++) b = best[l] < b ? best[l] : b;                             \
+    IT bi = (IT)INT32_MAX;                                                                 \
+    for (int l = 0; l < W; l++) bi = (best[l] == b && idx[l] < bi) ? idx[l] : bi;          \
+    T s = (T)INFINITY;                                                                     \
+    for (int l = 0; l < W; l++) {                                                          \
+        T c = (best[l] == b && idx[l] == bi) ? sec[l] : best[l];                           \
+        s = c < s ? c : s;                                                                 \
+    }                                                                                      \
+    (void)lane;                                                                            \
+    *bout = (NAME##_vec){0} + b;                                                           \
+    *biout = (NAME##_ivec){0} + bi;                                                        \
+    *sout = (NAME##_vec){0} + s;                                                           \
+}
+#endif
+
+#define GMM_DEFINE_ARGMIN2(NAME, T, IT, W, P, V, TARGET, VMIN, VMAX)                        \
 typedef T NAME##_vec __attribute__((vector_size(W * sizeof(T))));                          \
 typedef T NAME##_uvec __attribute__((vector_size(W * sizeof(T)), aligned(sizeof(T))));     \
 typedef IT NAME##_ivec __attribute__((vector_size(W * sizeof(T))));                        \
+                                                                                           \
+GMM_DEFINE_MERGE(NAME, T, IT, W, TARGET)                                                   \
                                                                                            \
 TARGET static inline void NAME##_block(const T *X, const int64_t *rows, int np, intptr_t d, \
                                        const T *CT, const T *csq, intptr_t kp,             \
@@ -97,30 +176,25 @@ TARGET static inline void NAME##_block(const T *X, const int64_t *rows, int np, 
             NAME##_ivec jv = lane + (IT)(jb + v * W);                                      \
             for (int p = 0; p < P; p++) {                                                  \
                 NAME##_vec a = acc[p][v];                                                  \
-                NAME##_ivec m1 = a < best[p], m2 = a < sec[p];                             \
-                NAME##_ivec s2 = (m2 & (NAME##_ivec)a) | (~m2 & (NAME##_ivec)sec[p]);      \
-                sec[p] = (NAME##_vec)((m1 & (NAME##_ivec)best[p]) | (~m1 & s2));           \
-                best[p] = (NAME##_vec)((m1 & (NAME##_ivec)a) | (~m1 & (NAME##_ivec)best[p])); \
+                NAME##_ivec m1 = a < best[p];                                              \
+                /* second: a if best <= a < second, the old best if a < best */            \
+                sec[p] = VMIN(NAME##_vec, NAME##_ivec, sec[p],                             \
+                              VMAX(NAME##_vec, NAME##_ivec, best[p], a));                  \
+                best[p] = VMIN(NAME##_vec, NAME##_ivec, best[p], a);                       \
                 idx[p] = (m1 & jv) | (~m1 & idx[p]);                                       \
             }                                                                              \
         }                                                                                  \
     }                                                                                      \
     for (int p = 0; p < np; p++) {                                                         \
-        /* branch-free merge of the lanes: the least value, the first index holding it,  */ \
-        /* and the least of the other lanes' best values and of every lane's second     */ \
-        T b = best[p][0];                                                                  \
-        for (int l = 1; l < W; l++) b = best[p][l] < b ? best[p][l] : b;                   \
-        IT bi = (IT)INT32_MAX;                                                             \
-        for (int l = 0; l < W; l++)                                                        \
-            bi = (best[p][l] == b && idx[p][l] < bi) ? idx[p][l] : bi;                     \
-        T s = (T)INFINITY;                                                                 \
-        for (int l = 0; l < W; l++) {                                                      \
-            T c = (best[p][l] == b && idx[p][l] == bi) ? sec[p][l] : best[p][l];          \
-            s = c < s ? c : s;                                                             \
-        }                                                                                  \
-        labels[p] = (int)bi;                                                               \
-        bestv[p] = b;                                                                      \
-        second[p] = s;                                                                     \
+        /* the lanes merged: the least value, the first index holding it, and the least  */ \
+        /* of the other lanes' best values and of the winning lane's second               */ \
+        NAME##_vec b;                                                                      \
+        NAME##_ivec bi;                                                                    \
+        NAME##_vec s;                                                                      \
+        NAME##_merge(best[p], sec[p], idx[p], lane, &b, &bi, &s);                          \
+        labels[p] = (int)bi[0];                                                            \
+        bestv[p] = b[0];                                                                   \
+        second[p] = s[0];                                                                  \
     }                                                                                      \
 }                                                                                          \
                                                                                            \
@@ -135,16 +209,24 @@ TARGET static void NAME(const T *X, const int64_t *rows, intptr_t n, intptr_t d,
                      second + q);                                                          \
 }
 
-GMM_DEFINE_ARGMIN2(gmm_argmin2_d_base, double, int64_t, 4, 2, 1, )
-GMM_DEFINE_ARGMIN2(gmm_argmin2_f_base, float, int32_t, 8, 2, 1, )
+GMM_DEFINE_ARGMIN2(gmm_argmin2_d_base, double, int64_t, 4, 2, 1, , GMM_MIN_GENERIC,
+                   GMM_MAX_GENERIC)
+GMM_DEFINE_ARGMIN2(gmm_argmin2_f_base, float, int32_t, 8, 2, 1, , GMM_MIN_GENERIC,
+                   GMM_MAX_GENERIC)
 #if GMM_X86
-/* AVX2: 2 points x 2 vectors keep 4 accumulators and 6 best/second/index vectors in registers. */
-GMM_DEFINE_ARGMIN2(gmm_argmin2_d_avx2, double, int64_t, 4, 2, 2, GMM_TARGET("avx2,fma"))
-GMM_DEFINE_ARGMIN2(gmm_argmin2_f_avx2, float, int32_t, 8, 2, 2, GMM_TARGET("avx2,fma"))
+/* AVX2, as AVX-512: 4 points x 2 vectors, 8 independent accumulators (FMA's latency times its
+ * two ports); the best/second/index vectors wait in memory during the loop over features
+ * (with 2 points the loop ran at half the FMA throughput). */
+GMM_DEFINE_ARGMIN2(gmm_argmin2_d_avx2, double, int64_t, 4, 4, 2, GMM_TARGET("avx2,fma"),
+                   GMM_MIN_PD256, GMM_MAX_PD256)
+GMM_DEFINE_ARGMIN2(gmm_argmin2_f_avx2, float, int32_t, 8, 4, 2, GMM_TARGET("avx2,fma"),
+                   GMM_MIN_PS256, GMM_MAX_PS256)
 GMM_DEFINE_ARGMIN2(gmm_argmin2_d_avx512, double, int64_t, 8, 4, 2,
-                   GMM_TARGET("avx512f,avx512dq,avx512vl,avx2,fma"))
+                   GMM_TARGET("avx512f,avx512dq,avx512vl,avx2,fma"), GMM_MIN_PD512,
+                   GMM_MAX_PD512)
 GMM_DEFINE_ARGMIN2(gmm_argmin2_f_avx512, float, int32_t, 16, 4, 2,
-                   GMM_TARGET("avx512f,avx512dq,avx512vl,avx2,fma"))
+                   GMM_TARGET("avx512f,avx512dq,avx512vl,avx2,fma"), GMM_MIN_PS512,
+                   GMM_MAX_PS512)
 #endif
 
 static void gmm_argmin2_d(int level, const double *X, const int64_t *rows, intptr_t n,

@@ -148,7 +148,7 @@ class KMeansBounds:
         self.walk_steps, self.n_threads, self.n_candidates = walk_steps, n_threads, n_candidates
         self.block_size, self.sampler, self.n_neighbors = block_size, sampler, n_neighbors
         self.local_eps, self.relocate_empty, self.seed = local_eps, relocate_empty, seed
-        self.bounds = HamerlyBounds(X, n_threads) if prune or incremental else None
+        self.bounds = HamerlyBounds(X) if prune or incremental else None
         self.incremental = incremental
         self._lazy: Optional[IncrementalLloyd] = None   # after the first pass, if incremental
         self.n_passes = 0

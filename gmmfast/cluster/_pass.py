@@ -112,15 +112,17 @@ class HamerlyBounds:
 
     For the labels and centers of the last pass (``centers``): ``upper[i]`` is the
     distance of row i to its center and ``lower[i]`` a lower bound on its distance
-    to every other center; ``xsq`` is ||x_i||^2 (for the rounding margin). 24
+    to every other center; ``xsq`` is ||x_i||^2 (for the rounding margin), written by the
+    first pass, which searches every row, as it reads them (``xsq_filled``; a pruned pass
+    on bounds set from elsewhere computes them first). 24
     bytes per row. A pass prunes when :meth:`plan` predicts enough rows keep
     their label; either way it refreshes the bounds.
     """
 
-    def __init__(self, X: np.ndarray, n_threads: int = 1):
+    def __init__(self, X: np.ndarray):
         n = X.shape[0]
         self.xsq = np.empty(n)
-        kernels.row_sqnorms(X, self.xsq, n_threads)
+        self.xsq_filled = False
         self.upper = np.empty(n)
         self.lower = np.empty(n)
         self.centers: Optional[np.ndarray] = None
@@ -177,8 +179,12 @@ def assign(X: np.ndarray, sw: np.ndarray, centers: np.ndarray, n_threads: int, *
     prune = {}
     if bounds is not None:
         go, drift, jumped, base_drift = bounds.plan(centers, old_labels)
+        if go and not bounds.xsq_filled:         # bounds restored from elsewhere (Dask)
+            kernels.row_sqnorms(X, bounds.xsq, n_threads)
+            bounds.xsq_filled = True
         prune = dict(upper=bounds.upper, lower=bounds.lower, xsq=bounds.xsq, drift=drift,
-                     jumped=jumped, base_drift=base_drift, prune=go)
+                     jumped=jumped, base_drift=base_drift, prune=go,
+                     fill_xsq=not bounds.xsq_filled)
     changed = np.empty(n_chunks, dtype=np.int64)
     searched = np.empty(n_chunks, dtype=np.int64)
     buf = kernels.PassBuffers(n, k, d, chunk_costs=chunk, chunk_changed=changed,
@@ -188,6 +194,7 @@ def assign(X: np.ndarray, sw: np.ndarray, centers: np.ndarray, n_threads: int, *
     kernels.kmeans_pass(X, sw, centers, labels, buf, n_threads)
     if bounds is not None:
         bounds.centers = centers.astype(np.float64)
+        bounds.xsq_filled = True
     objective = total(chunk)
     cluster_sums = None
     if with_sums:

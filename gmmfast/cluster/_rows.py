@@ -131,7 +131,7 @@ class MemoryRows:
         whose label provably stays are not searched (Hamerly's bounds, kept across steps)."""
         if self._bounds is None:
             self._bounds = (SparseBounds(self.n) if self.sparse
-                            else HamerlyBounds(self.X, self.n_threads))
+                            else HamerlyBounds(self.X))
         run = csr_assign if self.sparse else assign
         return run(self.X, self.sw, centers, self.n_threads, with_sums=with_sums,
                    old_labels=old_labels, bounds=self._bounds)
