@@ -140,14 +140,15 @@ def _kmeans_gmm_check(kw, res):
     D = _nearest_costs(X, res.w, w)
     energy = float(((X ** 2).sum(1) * w).sum()) + float(D.min(1).sum())
     # float32 rows are searched in float32: a label is the nearest center to within the
-    # search's rounding, 4 (d + 4) 2^-24 (||x||^2 + max ||c||^2) in squared distance per row
+    # search's rounding, 4 (d + 4) 2^-24 (||x||^2 + max ||c||^2) in squared distance per row,
+    # so F(w) and the gaps d_t = B(w) - F(w) hold to within that
     rounding = 0.0
     if np.asarray(kw["X"]).dtype == np.float32:
         csq = float((np.asarray(res.w, dtype=np.float64) ** 2).sum(1).max())
         rounding = 4 * (X.shape[1] + 4) * 2.0 ** -24 * float((((X ** 2).sum(1) + csq) * w).sum())
     _close(res.objective, float(D.min(1).sum()), 1e-4, 1e-9 * energy + rounding + 1e-300,
            "objective")
-    viol = res.history.invariant_violations(rtol=1e-6, atol=1e-9 * energy + 1e-300)
+    viol = res.history.invariant_violations(rtol=1e-6, atol=1e-9 * energy + rounding + 1e-300)
     assert viol == [], f"invariants: {viol}"
 
 

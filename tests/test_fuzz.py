@@ -658,6 +658,10 @@ _BOUNDS = dict(X=_X300, sample_weight=np.ones(300), walk_steps=0, n_threads=1,
                eta=0.1, tol=1e-4, max_iter=300, selection="random", random_state=0)
 _NEAR32 = np.array([[3.0, -1.32104862e-04], [3.0, 1.04900115e-04], [3.0, 3.61595041e-04]],
                    dtype=np.float32)
+_NEAR32_9 = np.array([[3.0, 8.2161813e-04], [3.0, -1.3031572e-03], [3.0, 4.4637459e-04],
+                      [3.0, 5.8111810e-04], [3.0, 2.9413251e-04], [3.0, 5.4671301e-04],
+                      [3.0, -1.6290994e-04], [3.0, 5.9884624e-04], [3.0, -2.9245674e-04]],
+                     dtype=np.float32)
 _SA = dict(X=_X4, centers=_X4[:2].copy(), labels=np.array([0, 1, 1, 1]), budget=1e3, n_steps=10,
            random_state=0, sample_weight=None)
 _FIT = dict(y=np.array([0, 1, 0, 1]), n_classes=2, lam=0.1, method="ccp", eta=0.1,
@@ -695,7 +699,11 @@ FIXED = [
                 # nearest only to within its rounding, which the check now allows
                 dict(_BOUNDS, X=_NEAR32, sample_weight=np.array([0.73696166, 0.3697867,
                                                                  0.14097352], np.float32),
-                     w0=_NEAR32[:2].copy(), eta=0.02, tol=0.0, max_iter=1, block_size=1))),
+                     w0=_NEAR32[:2].copy(), eta=0.02, tol=0.0, max_iter=1, block_size=1),
+                # the same at 9 points: a gap d_t = B - F read -1e-8, within that rounding
+                dict(_BOUNDS, X=_NEAR32_9, sample_weight=np.linspace(0.1, 1.0, 9,
+                                                                     dtype=np.float32),
+                     w0=_NEAR32_9[:2].copy(), eta=0.02, tol=0.0, max_iter=1, block_size=1))),
     Spec("sample_assignment", sample_assignment_case,
          calls=(dict(_SA, budget=None), dict(_SA, budget=[1e3]))),
     Spec("kmeans_plusplus", kmeans_plusplus_case,
