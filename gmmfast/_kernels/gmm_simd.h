@@ -224,7 +224,7 @@ GMM_DEFINE_ARGMIN2(gmm_argmin2_f_avx2, float, int32_t, 8, 4, 2, GMM_TARGET("avx2
 GMM_DEFINE_ARGMIN2(gmm_argmin2_d_avx512, double, int64_t, 8, 4, 2,
                    GMM_TARGET("avx512f,avx512dq,avx512vl,avx2,fma"), GMM_MIN_PD512,
                    GMM_MAX_PD512)
-GMM_DEFINE_ARGMIN2(gmm_argmin2_f_avx512, float, int32_t, 16, 4, 2,
+GMM_DEFINE_ARGMIN2(gmm_argmin2_f_avx512, float, int32_t, 16, 8, 2,
                    GMM_TARGET("avx512f,avx512dq,avx512vl,avx2,fma"), GMM_MIN_PS512,
                    GMM_MAX_PS512)
 #endif
