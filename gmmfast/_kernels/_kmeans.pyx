@@ -99,9 +99,10 @@ cdef void _search(const floating* X, Py_ssize_t d, const int64_t* rows, Py_ssize
                   const double* xsq, double tol, double tol32, double maxcsq, int level,
                   float* xf, const int64_t* ident, int* lab, float* b32, float* s32,
                   floating* bt, floating* st, int64_t* redo_rows, int64_t* redo_at,
-                  int* out_label, double* out_lower) noexcept nogil:
+                  int* out_label, double* out_lower, double* out_best) noexcept nogil:
     """Nearest center of rows[0..m) of X (first minimum of ||c||^2 - 2 x.c in X's precision,
-    the gmm_simd.h search) and a lower bound on the distance to every other center.
+    the gmm_simd.h search) and a lower bound on the distance to every other center; with
+    `out_best` (else NULL), a lower bound on the distance to the nearest center too.
 
     With `screen` (float64 X), the search runs first in float32 on converted rows
     (twice the SIMD width): a row whose float32 best and second-best values are further
@@ -128,6 +129,9 @@ cdef void _search(const floating* X, Py_ssize_t d, const int64_t* rows, Py_ssize
                 out_label[q] = lab[q]
                 lb = <double>s32[q] + xsq[q] - tau
                 out_lower[q] = sqrt(lb) if lb > 0 else 0.0
+                if out_best != NULL:
+                    lb = <double>b32[q] + xsq[q] - tau
+                    out_best[q] = sqrt(lb) if lb > 0 else 0.0
             else:
                 redo_rows[r] = rows[q]
                 redo_at[r] = q
@@ -148,6 +152,9 @@ cdef void _search(const floating* X, Py_ssize_t d, const int64_t* rows, Py_ssize
         tau = tol * (xsq[redo_at[q]] + maxcsq)
         lb = <double>st[q] + xsq[redo_at[q]] - tau
         out_lower[redo_at[q]] = sqrt(lb) if lb > 0 else 0.0
+        if out_best != NULL:
+            lb = <double>bt[q] + xsq[redo_at[q]] - tau
+            out_best[redo_at[q]] = sqrt(lb) if lb > 0 else 0.0
 
 
 def _center_layout(centers, dtype):
@@ -460,7 +467,7 @@ def kmeans_pass(const floating[:, ::1] X, const floating[::1] sample_weight,
                 if m:
                     _search(&X[0, 0], d, todo, m, &CT[0, 0], &csq[0], kp, &CT32[0, 0],
                             &csq32[0], kp32, screen, xq, tol, tol32, maxcsq, level, xf,
-                            &ident[0], lab, b32, s32, bt, st, redo_rows, redo_at, sl, slb)
+                            &ident[0], lab, b32, s32, bt, st, redo_rows, redo_at, sl, slb, NULL)
                     for q in range(m):
                         newlab[todo[q] - i0] = sl[q]
                         newlow[todo[q] - i0] = slb[q]
@@ -763,9 +770,7 @@ def kmeans_lazy_pass(const floating[:, ::1] X, const floating[::1] sample_weight
     cdef double[::1] cum_drift = buf.cum_drift, cum_other = buf.cum_other
     cdef double[::1] jump_gap = buf.jump_gap
     cdef int[::1] jumped = buf.jumped
-    cdef Py_ssize_t n_jumped = jumped.shape[0], jj
-    cdef bint keep
-    cdef double dj2
+    cdef Py_ssize_t n_jumped = jumped.shape[0]
     cdef double[:, :, ::1] slot_delta = buf.slot_delta
     cdef unsigned char[:, ::1] touched = buf.slot_touched
     cdef double[:, ::1] delta = buf.delta
@@ -789,6 +794,20 @@ def kmeans_lazy_pass(const floating[:, ::1] X, const floating[::1] sample_weight
     cdef float[::1] csq32 = csq32_arr
     cdef Py_ssize_t kp32 = CT32.shape[1]
     cdef double tol = tol_, tol32 = tol32_, maxcsq = maxcsq_
+    # the jumped centers' own search layout: a row that only they may take is checked
+    # against them all at once, by the blocked search (a lower bound on its distance to each)
+    dtype = np.asarray(X).dtype
+    CJ = np.asarray(centers)[np.asarray(jumped)] if n_jumped else np.zeros((1, d), dtype)
+    CTJ_arr, csqJ_arr, CTJ32_arr, csqJ32_arr, screenJ_, tolJ_, tolJ32_, maxcsqJ_ = \
+        _search_layout(CJ, dtype)
+    cdef floating[:, ::1] CTJ = CTJ_arr
+    cdef floating[::1] csqJ = csqJ_arr
+    cdef Py_ssize_t kpJ = CTJ.shape[1]
+    cdef bint screenJ = screenJ_
+    cdef float[:, ::1] CTJ32 = CTJ32_arr
+    cdef float[::1] csqJ32 = csqJ32_arr
+    cdef Py_ssize_t kpJ32 = CTJ32.shape[1]
+    cdef double tolJ = tolJ_, tolJ32 = tolJ32_, maxcsqJ = maxcsqJ_
     cdef int64_t[::1] ident = np.arange(_CHUNK, dtype=np.int64)
     cdef bint watched = buf.watch_holds(maxcsq)
     cdef const int64_t[::1] watch = buf.watch
@@ -820,6 +839,21 @@ def kmeans_lazy_pass(const floating[:, ::1] X, const floating[::1] sample_weight
     cdef int* sl
     cdef double* slb
     cdef double* row
+    # rows left after tightening, in row order (pend; pstate 1: checked against the jumped
+    # centers, 2: kept by that check, 0: searched), and the checked ones' data
+    cdef Py_ssize_t mp, mj
+    cdef int64_t* pend
+    cdef unsigned char* pstate
+    cdef double* pd2
+    cdef double* pub
+    cdef double* plb
+    cdef double* ptau
+    cdef int64_t* jrows
+    cdef int64_t* jat
+    cdef double* jxq
+    cdef int* jl
+    cdef double* jsec
+    cdef double* jbest
     cdef Py_ssize_t rows = (watch_start[slot_hi] - watch_start[slot_lo]) if watched else \
         min(slot_hi * n_chunks // n_slots * _CHUNK, n) - slot_lo * n_chunks // n_slots * _CHUNK
     # a kept row costs a few operations: a thread per 256k rows at most
@@ -837,6 +871,18 @@ def kmeans_lazy_pass(const floating[:, ::1] X, const floating[::1] sample_weight
         redo_at = <int64_t*> malloc(_CHUNK * sizeof(int64_t))
         sl = <int*> malloc(_CHUNK * sizeof(int))
         slb = <double*> malloc(_CHUNK * sizeof(double))
+        pend = <int64_t*> malloc(_CHUNK * sizeof(int64_t))
+        pstate = <unsigned char*> malloc(_CHUNK * sizeof(unsigned char))
+        pd2 = <double*> malloc(_CHUNK * sizeof(double))
+        pub = <double*> malloc(_CHUNK * sizeof(double))
+        plb = <double*> malloc(_CHUNK * sizeof(double))
+        ptau = <double*> malloc(_CHUNK * sizeof(double))
+        jrows = <int64_t*> malloc(_CHUNK * sizeof(int64_t))
+        jat = <int64_t*> malloc(_CHUNK * sizeof(int64_t))
+        jxq = <double*> malloc(_CHUNK * sizeof(double))
+        jl = <int*> malloc(_CHUNK * sizeof(int))
+        jsec = <double*> malloc(_CHUNK * sizeof(double))
+        jbest = <double*> malloc(_CHUNK * sizeof(double))
         for s in prange(slot_lo, slot_hi, schedule="dynamic"):
             n_changed = 0
             n_searched = 0
@@ -854,6 +900,8 @@ def kmeans_lazy_pass(const floating[:, ::1] X, const floating[::1] sample_weight
                 p0 = p_lo + b * _CHUNK
                 p1 = min(p0 + _CHUNK, p_hi)
                 m = 0
+                mp = 0
+                mj = 0
                 for p in range(p0, p1):
                     i = watch[p] if watched else p
                     old = labels[i]
@@ -882,30 +930,49 @@ def kmeans_lazy_pass(const floating[:, ::1] X, const floating[::1] sample_weight
                         if lbj < lb:
                             lower[i] = lbj + cum_other[old]
                         continue                    # kept after tightening
-                    # only the jumped centers may stand in the way: check them exactly
-                    keep = n_jumped > 0 and lb > 0 and d2 * (1.0 + 1e-12) + tau < lb * lb
-                    jj = 0
-                    while keep and jj < n_jumped:
-                        j = jumped[jj]
-                        if j != old:
-                            dj2 = sqdist(&X[i, 0], &centers[j, 0], d)
-                            if d2 * (1.0 + 1e-12) + tau < dj2:
-                                if dj2 < lb * lb:
-                                    lb = sqrt(dj2)
-                            else:
-                                keep = False
-                        jj = jj + 1
-                    if keep:
-                        upper[i] = ub - cum_drift[old]
-                        lower[i] = lb + cum_other[old]
-                        continue                    # kept after checking the jumped centers
-                    todo[m] = i
-                    xq[m] = xsq[i]
-                    m = m + 1
+                    # only the jumped centers may stand in the way: checked below, all rows
+                    # of the batch at once; else searched
+                    pend[mp] = i
+                    pstate[mp] = 0
+                    if n_jumped > 0 and lb > 0 and d2 * (1.0 + 1e-12) + tau < lb * lb:
+                        pstate[mp] = 1
+                        pd2[mp] = d2
+                        pub[mp] = ub
+                        plb[mp] = lb
+                        ptau[mp] = tau
+                        jrows[mj] = i
+                        jat[mj] = mp
+                        jxq[mj] = xsq[i]
+                        mj = mj + 1
+                    mp = mp + 1
+                if mj > 0:
+                    # lower bounds on each checked row's distance to the nearest jumped center
+                    # and to the others (the search's rounding allowed for); the row's own
+                    # center, if it jumped, is not in the way
+                    _search(&X[0, 0], d, jrows, mj, &CTJ[0, 0], &csqJ[0], kpJ, &CTJ32[0, 0],
+                            &csqJ32[0], kpJ32, screenJ, jxq, tolJ, tolJ32, maxcsqJ, level, xf,
+                            &ident[0], lab, b32, s32, bt, st, redo_rows, redo_at, jl, jsec,
+                            jbest)
+                    for q in range(mj):
+                        i = jrows[q]
+                        c = jat[q]
+                        old = labels[i]
+                        lbj = jsec[q] if jumped[jl[q]] == old else jbest[q]
+                        if pd2[c] * (1.0 + 1e-12) + ptau[c] < lbj * lbj:
+                            lb = plb[c] if plb[c] < lbj else lbj
+                            upper[i] = pub[c] - cum_drift[old]
+                            lower[i] = lb + cum_other[old]
+                            pstate[c] = 2           # kept after checking the jumped centers
+                for c in range(mp):
+                    if pstate[c] != 2:
+                        i = pend[c]
+                        todo[m] = i
+                        xq[m] = xsq[i]
+                        m = m + 1
                 if m > 0:
                     _search(&X[0, 0], d, todo, m, &CT[0, 0], &csq[0], kp, &CT32[0, 0],
                             &csq32[0], kp32, screen, xq, tol, tol32, maxcsq, level, xf,
-                            &ident[0], lab, b32, s32, bt, st, redo_rows, redo_at, sl, slb)
+                            &ident[0], lab, b32, s32, bt, st, redo_rows, redo_at, sl, slb, NULL)
                     n_searched = n_searched + m
                     for q in range(m):
                         i = todo[q]
@@ -945,6 +1012,18 @@ def kmeans_lazy_pass(const floating[:, ::1] X, const floating[::1] sample_weight
         free(redo_at)
         free(sl)
         free(slb)
+        free(pend)
+        free(pstate)
+        free(pd2)
+        free(pub)
+        free(plb)
+        free(ptau)
+        free(jrows)
+        free(jat)
+        free(jxq)
+        free(jl)
+        free(jsec)
+        free(jbest)
     return watched
 
 

@@ -103,6 +103,9 @@ JUMPED_CANDIDATES = (0, 1, 2, 4, 8, 16, 32)
 #: nearest-center search (a scalar distance against the search's blocked SIMD kernel;
 #: measured at 1M x 16, k = 100 on AVX2: 9.5 ns against 1.4 ns).
 JUMPED_COST = 8.0
+#: Work of checking a row against one block of jumped centers (the blocked search on their
+#: own layout, its lanes merged), in the same units. TO BE MEASURED (placeholder).
+JUMPED_BLOCK_COST = 24.0
 #: A pass prunes when at least this fraction of rows is predicted to keep its label.
 PRUNE_FRACTION = 0.05
 
@@ -424,8 +427,9 @@ class IncrementalLloyd:
         kernels.predict_lazy_kept(self.labels, self._upper, self._lower, self._sample,
                                   LAZY_SAMPLE, self.cum_drift + drift, self.cum_other + others,
                                   gaps, kept, kept_others)
+        blocks = -(-ms // kernels.simd_block(self.X.dtype))
         work = ((self._sampled - kept_others) * (k + JUMPED_COST)
-                + (kept_others - kept) * (ms + 1) * JUMPED_COST)
+                + (kept_others - kept) * (JUMPED_COST + blocks * JUMPED_BLOCK_COST))
         q = int(np.argmin(work))
         return drift, others[q], gaps[q], np.sort(order[:ms[q]]).astype(np.int32)
 
