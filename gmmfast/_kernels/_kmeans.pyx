@@ -746,9 +746,11 @@ def kmeans_lazy_pass(const floating[:, ::1] X, const floating[::1] sample_weight
 
     A row keeps its label without reading X when its loosened bounds separate it from every
     other center by more than the search's rounding margin (as in :func:`kmeans_pass`);
-    otherwise its distance to its center is recomputed (tightened) and, if the bounds still
-    do not separate, it is searched (`_search`, screened in float32 for float64 X): the
-    labels are those of a full search. Searched rows get exact bounds; the rows whose label
+    otherwise its distance to its center is recomputed (tightened). A row that then only the
+    jumped centers (`buf.jumped`) may take is checked against them, the rows of a batch all
+    at once by the same blocked search on the jumped centers' own layout (its lower bounds
+    allow for the search's rounding); a row that neither check keeps is searched
+    (`_search`, screened in float32 for float64 X): the labels are those of a full search. Searched rows get exact bounds; the rows whose label
     changed add their moments to `delta` (removed from the old cluster, added to the new),
     per slot in row order (then in slot order by :func:`kmeans_lazy_deltas`): the results
     do not depend on the thread count.
