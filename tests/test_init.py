@@ -235,3 +235,29 @@ def test_the_first_pass_writes_the_row_norms_it_reads():
                       chunk_searched=np.empty(n_chunks, np.int64), upper=kept.upper,
                       lower=kept.lower, xsq=kept.xsq, drift=np.zeros(20), prune=True,
                       fill_xsq=True)
+
+
+@pytest.mark.parametrize("vectors", [1, 2, 3, 4])
+def test_kmeans_plusplus_step_on_float_rows_matches_the_exact_gains(vectors):
+    """Float rows take the step's float lanes (twice a double vector's): the update, the
+    potential and every lane's gain agree with float64 arithmetic on the same values to
+    float32's rounding, for 1 to 4 vectors of lanes (one or two float vectors, padded)."""
+    from gmmfast.cluster import _pass
+    rng = np.random.default_rng(7)
+    n, d = 1000, 13
+    X = rng.normal(scale=3.0, size=(n, d)).astype(np.float32)
+    sw = rng.uniform(0.5, 2.0, n).astype(np.float32)
+    tp = vectors * _pass.pp_width()
+    CT = np.ascontiguousarray(X[rng.choice(n, tp, replace=False)].T.astype(np.float64))
+    closest = rng.uniform(5.0, 80.0, n)
+    n_chunks = -(-n // _pass.CHUNK)
+    chunk_pot, chunk_gain = np.empty(n_chunks), np.empty((n_chunks, tp))
+    X64, w64 = X.astype(np.float64), sw.astype(np.float64)
+    D = ((X64[:, None, :] - CT.T[None]) ** 2).sum(-1)
+    cl = np.minimum(closest, D[:, 0])
+    _pass.pp_step(X, sw, closest, CT, True, chunk_pot, chunk_gain, 1)
+    np.testing.assert_allclose(closest, cl, rtol=(d + 2) * 2.0 ** -23)
+    np.testing.assert_allclose(chunk_pot.sum(), (w64 * cl).sum(), rtol=1e-6)
+    gains = (w64[:, None] * np.maximum(cl[:, None] - D, 0.0)).sum(0)
+    np.testing.assert_allclose(chunk_gain.sum(0), gains, rtol=1e-5, atol=1e-3)
+    assert chunk_gain[:, 0].sum() == 0.0          # the update's own lane lowers nothing

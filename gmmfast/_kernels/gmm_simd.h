@@ -27,6 +27,7 @@
 #define GMM_SIMD_H
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <math.h>
 
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
@@ -259,7 +260,8 @@ static void gmm_argmin2_f(int level, const float *X, const int64_t *rows, intptr
  * - gain[t] += s_i max(0, closest_i - ||x_i - c_t||^2) for every lane t (after the update):
  *   what candidate t would lower the potential by.
  * Sums run in point order (they depend on the chunk only, never on threads). Distances are
- * direct differences accumulated in double, one lane per center.
+ * direct differences accumulated in double, one lane per center, for double rows; float rows
+ * take GMM_DEFINE_PPF's float lanes (below).
  */
 #define GMM_DEFINE_PP_V(NAME, T, W, V, P, TARGET)                                           \
 TARGET static inline void NAME##_v##V(const T *X, intptr_t n, intptr_t d, const double *CT,  \
@@ -323,13 +325,96 @@ TARGET static int NAME(const T *X, intptr_t n, intptr_t d, const double *CT, int
     }                                                                                        \
 }
 
+/* float rows: the distances in float lanes (2W a vector, direct differences of the float
+ * values, summed in float: relative error below (d + 2) 2^-24), twice the lanes of a double
+ * vector; the update, the potential and the gains as above, in double. The caller passes
+ * CTf, the columns of CT in float, tpf = ceil(tp / 2W) 2W columns (zero past tp). */
+#define GMM_DEFINE_PPF_V(NAME, W, V, P, TARGET)                                             \
+TARGET static inline void NAME##_f##V(const float *X, intptr_t n, intptr_t d,                \
+                                      const float *CTf, intptr_t tp, const float *sw,        \
+                                      double *closest, int update, double *pot,              \
+                                      double *gain) {                                        \
+    enum { TPF = V * 2 * W };                                                                \
+    NAME##_vec gv[2 * V];                                                                    \
+    for (int v = 0; v < 2 * V; v++) gv[v] = (NAME##_vec){0};                               \
+    double pt = 0.0;                                                                         \
+    for (intptr_t i = 0; i < n; i += P) {                                                    \
+        int np = n - i < P ? (int)(n - i) : P;                                               \
+        NAME##_fvec acc[P][V];                                                               \
+        for (int p = 0; p < P; p++) for (int v = 0; v < V; v++) acc[p][v] = (NAME##_fvec){0};\
+        const float *xp[P];                                                                  \
+        for (int p = 0; p < P; p++) xp[p] = X + (i + (p < np ? p : 0)) * d;                  \
+        for (intptr_t f = 0; f < d; f++) {                                                   \
+            NAME##_fvec ct[V];                                                               \
+            for (int v = 0; v < V; v++)                                                      \
+                ct[v] = *(const NAME##_ufvec *)(CTf + f * TPF + v * 2 * W);                  \
+            for (int p = 0; p < P; p++) {                                                    \
+                float a = xp[p][f];                                                          \
+                for (int v = 0; v < V; v++) {                                                \
+                    NAME##_fvec t = a - ct[v];                                               \
+                    acc[p][v] += t * t;                                                      \
+                }                                                                            \
+            }                                                                                \
+        }                                                                                    \
+        for (int p = 0; p < np; p++) {                                                       \
+            float lanes[TPF];                                                                \
+            for (int v = 0; v < V; v++) *(NAME##_ufvec *)(lanes + v * 2 * W) = acc[p][v];   \
+            double cl = closest[i + p], s = (double)sw[i + p];                               \
+            if (update) {                                                                    \
+                if ((double)lanes[0] < cl) { cl = (double)lanes[0]; closest[i + p] = cl; }   \
+                pt += s * cl;                                                                \
+            }                                                                                \
+            NAME##_vec clv = (NAME##_vec){0} + cl;                                           \
+            for (int v = 0; v < 2 * V; v++) {                                                \
+                NAME##_vec g = clv - __builtin_convertvector(                                \
+                    *(const NAME##_uhvec *)(lanes + v * W), NAME##_vec);                     \
+                NAME##_ivec pos = g > (NAME##_vec){0};                                       \
+                gv[v] += s * (NAME##_vec)(pos & (NAME##_ivec)g);                             \
+            }                                                                                \
+        }                                                                                    \
+    }                                                                                        \
+    if (update) *pot = pt;                                                                   \
+    for (int t = 0; t < tp; t++) gain[t] = gv[t / W][t % W];                                 \
+}
+
+#define GMM_DEFINE_PPF(NAME, W, TARGET)                                                      \
+typedef double NAME##_vec __attribute__((vector_size(W * sizeof(double))));                 \
+typedef int64_t NAME##_ivec __attribute__((vector_size(W * sizeof(double))));               \
+typedef float NAME##_fvec __attribute__((vector_size(2 * W * sizeof(float))));              \
+typedef float NAME##_ufvec __attribute__((vector_size(2 * W * sizeof(float)), aligned(4))); \
+typedef float NAME##_uhvec __attribute__((vector_size(W * sizeof(float)), aligned(4)));     \
+GMM_DEFINE_PPF_V(NAME, W, 1, 8, TARGET)                                                      \
+GMM_DEFINE_PPF_V(NAME, W, 2, 4, TARGET)                                                      \
+/* returns 0, -1 if tp is not 1 to 4 multiples of W, or -2 if the float copy of CT could  \
+ * not be allocated (then the gains and the potential are NaN) */                           \
+TARGET static int NAME(const float *X, intptr_t n, intptr_t d, const double *CT, intptr_t tp,\
+                       const float *sw, double *closest, int update, double *pot,           \
+                       double *gain) {                                                       \
+    if (tp % W || tp < W || tp > 4 * W) return -1;                                          \
+    intptr_t tpf = tp <= 2 * W ? 2 * W : 4 * W;                                              \
+    float stack[4096];                                                                       \
+    float *CTf = d * tpf <= 4096 ? stack : (float *)malloc(d * tpf * sizeof(float));         \
+    if (CTf == NULL) {                                                                       \
+        for (intptr_t t = 0; t < tp; t++) gain[t] = NAN;                                     \
+        if (update) *pot = NAN;                                                              \
+        return -2;                                                                           \
+    }                                                                                        \
+    for (intptr_t f = 0; f < d; f++)                                                         \
+        for (intptr_t t = 0; t < tpf; t++)                                                   \
+            CTf[f * tpf + t] = t < tp ? (float)CT[f * tp + t] : 0.0f;                        \
+    if (tpf == 2 * W) NAME##_f1(X, n, d, CTf, tp, sw, closest, update, pot, gain);           \
+    else NAME##_f2(X, n, d, CTf, tp, sw, closest, update, pot, gain);                        \
+    if (CTf != stack) free(CTf);                                                             \
+    return 0;                                                                                \
+}
+
 GMM_DEFINE_PP(gmm_pp_d_base, double, 2, )
-GMM_DEFINE_PP(gmm_pp_f_base, float, 2, )
+GMM_DEFINE_PPF(gmm_pp_f_base, 2, )
 #if GMM_X86
 GMM_DEFINE_PP(gmm_pp_d_avx2, double, 4, GMM_TARGET("avx2,fma"))
-GMM_DEFINE_PP(gmm_pp_f_avx2, float, 4, GMM_TARGET("avx2,fma"))
+GMM_DEFINE_PPF(gmm_pp_f_avx2, 4, GMM_TARGET("avx2,fma"))
 GMM_DEFINE_PP(gmm_pp_d_avx512, double, 8, GMM_TARGET("avx512f,avx512dq,avx512vl,avx2,fma"))
-GMM_DEFINE_PP(gmm_pp_f_avx512, float, 8, GMM_TARGET("avx512f,avx512dq,avx512vl,avx2,fma"))
+GMM_DEFINE_PPF(gmm_pp_f_avx512, 8, GMM_TARGET("avx512f,avx512dq,avx512vl,avx2,fma"))
 #endif
 
 /* Center lanes per vector of the chosen variant (a call takes 1 to 4 vectors). */
