@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime
 import os
+import shlex
 import platform
 import subprocess
 import sys
@@ -117,7 +118,8 @@ def write_results(name: str, title: str, body: str,
     The previous file's hand-written notes (from a line starting with
     :data:`NOTES_HEADING` to its end) are kept after the new body, and a warning says they
     were written for the previous run: re-read them against the new figures."""
-    command = "python " + " ".join([os.path.relpath(sys.argv[0], ROOT)] + sys.argv[1:])
+    # as a shell takes it: "--sizes '10000,2,200;...'" stays one argument when pasted
+    command = "python " + shlex.join([os.path.relpath(sys.argv[0], ROOT)] + sys.argv[1:])
     text = f"# {title}\n\n{machine_header(command, versions)}\n\n{body.rstrip()}\n"
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / f"{name}.md"

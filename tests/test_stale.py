@@ -525,3 +525,21 @@ with dask.config.set(scheduler="synchronous"):
     assert all(all(p in paths for p in stale.DASK) for script, paths in M.items()
                if script != "scale_dask" and "gmmfast/cluster/" in paths), M
     assert not any(p in M["scale_dask"] for p in stale.DASK)
+
+
+def test_a_commit_declared_for_some_scripts_stales_only_the_others(stale, repo, monkeypatch,
+                                                                    capsys):
+    here = git(repo, "rev-parse", "--short", "HEAD")
+    write_results(repo, "table1.md", header(here))
+    write_results(repo, "sweep.md", header(here, script="sweep"))
+    commit(repo, "results")
+    (repo / "gmmfast" / "cluster" / "_fit.py").write_text("x = 4\n")
+    change = commit(repo, "a kernel change")
+    full = git(repo, "rev-parse", "HEAD")
+    monkeypatch.setattr(stale, "DECLARED_UNCHANGED_FOR",
+                        {full: (("sweep",), "its figures checked identical")})
+    v = verdicts(stale, repo, every=True)
+    assert v["table1.md"].changes == [change] and not v["sweep.md"].stale
+    assert stale.main(["--root", str(repo), "--all"]) == 1
+    out = capsys.readouterr().out
+    assert f"results of sweep (DECLARED_UNCHANGED_FOR): {full[:9]}: its figures" in out
