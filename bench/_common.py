@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import datetime
 import os
-import shlex
 import platform
+import shlex
 import subprocess
 import sys
 import time

@@ -1,27 +1,21 @@
 """bench/remeasure.py: where each stale command runs, and the runner's commits."""
 from __future__ import annotations
 
-import importlib.util
 import shlex
 import shutil
-import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from _gitrepo import bench_module, git, init_repo
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 
 
 @pytest.fixture(scope="module")
 def remeasure():
-    spec = importlib.util.spec_from_file_location("bench_remeasure",
-                                                  ROOT / "bench" / "remeasure.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    with bench_module("remeasure") as module:
+        yield module
 
 
 def test_commands_go_to_their_core_a_free_core_or_both_cores(remeasure):
@@ -43,18 +37,11 @@ def test_commands_go_to_their_core_a_free_core_or_both_cores(remeasure):
     assert work["alone"] == cmds[4:]
 
 
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True,
-                          text=True).stdout.strip()
-
-
 def test_each_command_s_results_are_committed_with_its_exit_status(remeasure, tmp_path):
     repo = tmp_path / "repo"
     (repo / "bench" / "results").mkdir(parents=True)
     (repo / "bench" / "results" / "keep.md").write_text("old\n")
-    git(repo, "init", "-q")
-    git(repo, "config", "user.email", "t@example.com")
-    git(repo, "config", "user.name", "t")
+    init_repo(repo)
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "start")
 

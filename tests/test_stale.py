@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import ast
-import importlib.util
 import shutil
 import subprocess
 import sys
@@ -12,26 +11,15 @@ from typing import List
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from _gitrepo import ROOT, bench_module, git, init_repo
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 
 
 @pytest.fixture(scope="module")
 def stale():
-    spec = importlib.util.spec_from_file_location("bench_stale", ROOT / "bench" / "stale.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module                  # dataclasses look their module up
-    try:
-        spec.loader.exec_module(module)
+    with bench_module("stale") as module:
         yield module
-    finally:
-        sys.modules.pop(spec.name, None)
-
-
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True,
-                          text=True).stdout.strip()
 
 
 def commit(repo: Path, message: str) -> str:
@@ -68,10 +56,7 @@ def repo(tmp_path):
     }.items():
         (r / path).parent.mkdir(parents=True, exist_ok=True)
         (r / path).write_text(text)
-    git(r, "init", "-q")
-    git(r, "config", "user.email", "t@example.com")
-    git(r, "config", "user.name", "t")
-    git(r, "config", "commit.gpgsign", "false")
+    init_repo(r)
     commit(r, "code")
     return r
 
