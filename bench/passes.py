@@ -1,0 +1,109 @@
+"""Where a GMMKMeans() fit spends its time, level by level and pass by pass, inside one process.
+
+    python bench/passes.py --cell 10000000,16,1000            # the data scale.py makes
+    python bench/passes.py --data X.npy --k 1000 --min-rows 1000000
+
+A tool for judging a change to the kernels or the levels, not a published result: it prints
+and writes nothing under bench/results/. It fits the default ``GMMKMeans(k)`` on one
+thread and prints each level (rows, iterations, seconds) and, for every incremental Lloyd
+pass on at least ``--min-rows`` rows, its time, the labels it changed, the rows it searched
+and tightened (read X for), and the centers that counted as jumped. Run it from each
+build's tree (``PYTHONPATH`` at it, as every bench script) and compare the pass times: on a
+virtual machine whose host takes freed pages back, whole-process times of fresh processes
+depend on what ran just before (see CONTRIBUTING.md); the pass times much less so.
+
+Data: ``--cell n,d,k`` uses scale.py's mixture file (float64 below 1e7 rows, float32 from
+1e7), made in ``--data-dir`` if missing; ``--data`` any 2-d .npy file.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from _common import ROOT, mixture_file
+
+
+def parse_cell(text: str):
+    """'n,d,k' (n may be written 1e7) -> (n, d, k)."""
+    try:
+        n, d, k = (int(float(v)) for v in text.split(","))
+    except ValueError:
+        raise SystemExit(f"--cell must be 'n,d,k' with positive numbers, got {text!r}")
+    if min(n, d, k) < 1 or k > n:
+        raise SystemExit(f"--cell needs n >= k >= 1 and d >= 1, got {text!r}")
+    return n, d, k
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    src = ap.add_mutually_exclusive_group(required=True)
+    src.add_argument("--cell", help="n,d,k of scale.py's mixture (e.g. 1e7,16,1000)")
+    src.add_argument("--data", type=Path, help="a 2-d .npy file")
+    ap.add_argument("--k", type=int, help="clusters (with --data)")
+    ap.add_argument("--data-dir", type=Path, default=ROOT / "bench" / "out" / "data")
+    ap.add_argument("--min-rows", type=int, default=1_000_000,
+                    help="print the incremental passes on at least this many rows")
+    ap.add_argument("--seed", type=int, default=0, help="random_state of the fit")
+    args = ap.parse_args(argv)
+    if args.cell:
+        n, d, k = parse_cell(args.cell)
+        dtype = np.float32 if n >= 10_000_000 else np.float64
+        path = args.data_dir / f"mixture_{n}x{d}_k{k}_{np.dtype(dtype).name}_seed0.npy"
+        mixture_file(path, n, d, k, dtype)
+    else:
+        if args.k is None or args.k < 1:
+            raise SystemExit("--data needs --k, a positive number of clusters")
+        if not args.data.is_file():
+            raise SystemExit(f"--data: no such file {args.data}")
+        path, k = args.data, args.k
+    X = np.load(path)
+    if X.ndim != 2 or X.shape[0] < k:
+        raise SystemExit(f"{path}: a 2-d array of at least k = {k} rows is needed, got "
+                         f"shape {X.shape}")
+
+    import gmmfast
+    from gmmfast.cluster import _pass
+    from threadpoolctl import threadpool_limits
+
+    step, plan = _pass.IncrementalLloyd.step, _pass.IncrementalLloyd._plan
+    jumped = {}
+
+    def planned(self, c64):
+        out = plan(self, c64)
+        jumped[id(self)] = out[3].shape[0]
+        return out
+
+    def timed(self, centers):
+        t = time.perf_counter()
+        out = step(self, centers)
+        ms = (time.perf_counter() - t) * 1e3
+        if self.X.shape[0] >= args.min_rows:
+            print(f"  {self.X.shape[0]:>11,} rows, pass {self.passes:>3}: {ms:8.1f} ms, "
+                  f"changed {out.changed:>8,}, searched {out.searched:>10,}, tightened "
+                  f"{out.tightened:>11,}, jumped {jumped.get(id(self), 0):>3}", flush=True)
+            totals[self.X.shape[0]] = totals.get(self.X.shape[0], 0.0) + ms
+        return out
+
+    totals = {}
+    _pass.IncrementalLloyd._plan, _pass.IncrementalLloyd.step = planned, timed
+    print(f"{path.name}: {X.shape[0]:,} x {X.shape[1]} {X.dtype}, k = {k}, gmmfast from "
+          f"{Path(gmmfast.__file__).parent}, kernels {gmmfast.kernel_info()['simd']}, "
+          f"one thread", flush=True)
+    with threadpool_limits(1):
+        t = time.perf_counter()
+        est = gmmfast.GMMKMeans(k, random_state=args.seed).fit(X)
+        seconds = time.perf_counter() - t
+    for rows, ms in sorted(totals.items()):
+        print(f"incremental passes on {rows:,} rows: {ms / 1e3:.3f} s in all")
+    levels = " -> ".join(f"{lv.rows:,} rows: {lv.n_iter} it, {lv.seconds:.3f} s"
+                         for lv in est.levels_)
+    print(f"fit: {seconds:.3f} s, SSE/n {est.inertia_ / X.shape[0]:.4f}; levels: {levels}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
