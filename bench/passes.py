@@ -5,12 +5,15 @@
 
 A tool for judging a change to the kernels or the levels, not a published result: it prints
 and writes nothing under bench/results/. It fits the default ``GMMKMeans(k)`` on one
-thread and prints each level (rows, iterations, seconds) and, for every incremental Lloyd
-pass on at least ``--min-rows`` rows, its time, the labels it changed, the rows it searched
-and tightened (read X for), and the centers that counted as jumped. Run it from each
-build's tree (``PYTHONPATH`` at it, as every bench script) and compare the pass times: on a
-virtual machine whose host takes freed pages back, whole-process times of fresh processes
-depend on what ran just before (see CONTRIBUTING.md); the pass times much less so.
+thread and prints each level (rows, iterations, seconds) and, for every pass on at least
+``--min-rows`` rows, its time: the exact passes (a level's first, a full search where no
+bounds keep a row), and the incremental Lloyd passes with the labels they changed, the rows
+they searched and tightened (read X for), and the centers that counted as jumped. Run it
+from each build's tree (``PYTHONPATH`` at it, as every bench script) and compare the
+incremental passes' times: on a virtual machine whose host takes freed pages back,
+whole-process times of fresh processes depend on what ran just before (see
+CONTRIBUTING.md), and so does an exact pass that first touches its arrays (at 1e7 rows the
+same one took 0.56 or 1.15 s); the incremental passes much less so.
 
 Data: ``--cell n,d,k`` uses scale.py's mixture file (float64 below 1e7 rows, float32 from
 1e7), made in ``--data-dir`` if missing; ``--data`` any 2-d .npy file.
@@ -66,7 +69,7 @@ def main(argv=None) -> int:
                          f"shape {X.shape}")
 
     import gmmfast
-    from gmmfast.cluster import _pass
+    from gmmfast.cluster import _family, _pass
     from threadpoolctl import threadpool_limits
 
     step, plan = _pass.IncrementalLloyd.step, _pass.IncrementalLloyd._plan
@@ -88,8 +91,20 @@ def main(argv=None) -> int:
             totals[self.X.shape[0]] = totals.get(self.X.shape[0], 0.0) + ms
         return out
 
+    assign = _family.assign
+
+    def exact(X_, *a, **kw):
+        t = time.perf_counter()
+        out = assign(X_, *a, **kw)
+        if X_.shape[0] >= args.min_rows:
+            ms = (time.perf_counter() - t) * 1e3
+            print(f"  {X_.shape[0]:>11,} rows, exact pass: {ms:8.1f} ms, searched "
+                  f"{out.searched:>10,}", flush=True)
+        return out
+
     totals = {}
     _pass.IncrementalLloyd._plan, _pass.IncrementalLloyd.step = planned, timed
+    _family.assign = exact
     print(f"{path.name}: {X.shape[0]:,} x {X.shape[1]} {X.dtype}, k = {k}, gmmfast from "
           f"{Path(gmmfast.__file__).parent}, kernels {gmmfast.kernel_info()['simd']}, "
           f"one thread", flush=True)

@@ -18,6 +18,7 @@ def test_every_incremental_pass_and_level_is_reported(tmp_path):
     out = run("--cell", "30000,4,20", "--min-rows", "0", "--data-dir", str(tmp_path),
               cwd=tmp_path)
     assert out.returncode == 0, out.stderr
+    assert re.search(r"30,000 rows, exact pass: +[\d.]+ ms, searched +30,000", out.stdout)
     passes = re.findall(r"30,000 rows, pass +(\d+): +([\d.]+) ms", out.stdout)
     assert passes and [int(p) for p, _ in passes] == list(range(1, len(passes) + 1))
     total = float(re.search(r"incremental passes on 30,000 rows: ([\d.]+) s", out.stdout)[1])
