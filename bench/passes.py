@@ -27,7 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
-from _common import ROOT, mixture_file
+from _common import mixture_file
+from scale import DATA_DIR, cell_dtype, data_path
 
 
 def parse_cell(text: str):
@@ -47,15 +48,15 @@ def main(argv=None) -> int:
     src.add_argument("--cell", help="n,d,k of scale.py's mixture (e.g. 1e7,16,1000)")
     src.add_argument("--data", type=Path, help="a 2-d .npy file")
     ap.add_argument("--k", type=int, help="clusters (with --data)")
-    ap.add_argument("--data-dir", type=Path, default=ROOT / "bench" / "out" / "data")
+    ap.add_argument("--data-dir", type=Path, default=DATA_DIR)
     ap.add_argument("--min-rows", type=int, default=1_000_000,
-                    help="print the incremental passes on at least this many rows")
+                    help="print the passes on at least this many rows")
     ap.add_argument("--seed", type=int, default=0, help="random_state of the fit")
     args = ap.parse_args(argv)
     if args.cell:
         n, d, k = parse_cell(args.cell)
-        dtype = np.float32 if n >= 10_000_000 else np.float64
-        path = args.data_dir / f"mixture_{n}x{d}_k{k}_{np.dtype(dtype).name}_seed0.npy"
+        dtype = cell_dtype(n, memmap=False)
+        path = data_path(args.data_dir, n, d, k, dtype)
         mixture_file(path, n, d, k, dtype)
     else:
         if args.k is None or args.k < 1:
