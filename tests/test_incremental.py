@@ -497,3 +497,56 @@ def test_label_counts_are_bincount_s(dtype):
         K.label_counts(labels, sw, False, 40, 1)
     with pytest.raises(ValueError, match="length"):
         K.label_counts(labels, sw[:10], False, 52, 1)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_the_jumped_centers_check_bounds_every_center_but_the_row_s_own(dtype):
+    """The incremental pass's check of the centers that jumped (gmm_minother): at every SIMD
+    level, for 1 to 40 centers (one to three vectors and a partial one) and rows whose own
+    center is among them or not, a lower bound on the squared distance to every other
+    center, within the search's rounding of the least one; the own center is left out
+    (it is the nearest here, so a bound taken over it would be far too low)."""
+    from gmmfast._kernels import _kmeans as K
+    rng = np.random.default_rng(21)
+    top = K.simd_level()
+    try:
+        for level in range(top + 1):
+            K.simd_level(level)
+            for m, d in [(1, 3), (2, 16), (7, 5), (16, 16), (17, 2), (33, 9), (40, 1)]:
+                C = rng.normal(scale=5, size=(m, d)) + 100.0
+                own = rng.integers(-1, m, size=300).astype(np.int32)
+                # rows next to their own center (or anywhere for own = -1)
+                X = np.where(own[:, None] >= 0, C[np.maximum(own, 0)], C.mean(0)) \
+                    + 0.1 * rng.normal(size=(300, d))
+                X, Cd = X.astype(dtype), C.astype(dtype)
+                rows = rng.permutation(300).astype(np.int64)[:257]
+                out = np.empty(rows.shape[0])
+                K.jump_lower_bounds(X, rows, Cd, own[rows], out)
+                D2 = ((X[rows][:, None].astype(float) - Cd[None].astype(float)) ** 2).sum(-1)
+                mine = own[rows] >= 0
+                D2[np.flatnonzero(mine), own[rows][mine]] = np.inf
+                want = D2.min(axis=1)
+                if m == 1:
+                    assert np.all(out[mine] == np.inf) and np.all(out[~mine] <= want[~mine])
+                    continue
+                scale = (X[rows].astype(float) ** 2).sum(1) + (C ** 2).sum(1).max()
+                eps = 2.0 ** -24 if dtype == np.float32 or K.float32_screening() else 2.0 ** -53
+                assert np.all(out <= want), (level, m, d)
+                np.testing.assert_array_less(want - out, 8 * (d + 4) * eps * scale,
+                                             err_msg=f"level {level}, m {m}, d {d}")
+    finally:
+        K.simd_level(top)
+
+
+def test_the_jumped_centers_check_refuses_bad_rows_and_own_centers():
+    from gmmfast._kernels import _kmeans as K
+    X, C = np.zeros((5, 2)), np.zeros((3, 2))
+    rows, own, out = np.arange(4, dtype=np.int64), np.zeros(4, np.int32), np.empty(4)
+    with pytest.raises(ValueError, match="rows must lie"):
+        K.jump_lower_bounds(X, rows + 2, C, own, out)
+    with pytest.raises(ValueError, match="own in"):
+        K.jump_lower_bounds(X, rows, C, own + 3, out)
+    with pytest.raises(ValueError, match="one entry per row"):
+        K.jump_lower_bounds(X, rows, C, own[:3], out)
+    with pytest.raises(ValueError, match="centers must be"):
+        K.jump_lower_bounds(X, rows, np.zeros((3, 4)), own, out)

@@ -44,6 +44,14 @@ cdef extern from "gmm_simd.h":
     void gmm_argmin2_f(int level, const float* X, const int64_t* rows, Py_ssize_t n,
                        Py_ssize_t d, const float* CT, const float* csq, Py_ssize_t kp,
                        int* labels, float* best, float* second) noexcept nogil
+    Py_ssize_t gmm_minother_cols_d(int level, Py_ssize_t m) noexcept nogil
+    Py_ssize_t gmm_minother_cols_f(int level, Py_ssize_t m) noexcept nogil
+    void gmm_minother_d(int level, const double* X, const int64_t* rows, Py_ssize_t n,
+                        Py_ssize_t d, const double* CT, const double* csq, Py_ssize_t kp,
+                        Py_ssize_t kc, const int* own, double* out) noexcept nogil
+    void gmm_minother_f(int level, const float* X, const int64_t* rows, Py_ssize_t n,
+                        Py_ssize_t d, const float* CT, const float* csq, Py_ssize_t kp,
+                        Py_ssize_t kc, const int* own, float* out) noexcept nogil
     Py_ssize_t gmm_pp_width(int level) noexcept nogil
     int gmm_pp_d(int level, const double* X, Py_ssize_t n, Py_ssize_t d, const double* CT,
                  Py_ssize_t tp, const double* sw, double* closest, int update, double* pot,
@@ -155,6 +163,83 @@ cdef void _search(const floating* X, Py_ssize_t d, const int64_t* rows, Py_ssize
         if out_best != NULL:
             lb = <double>bt[q] + xsq[redo_at[q]] - tau
             out_best[redo_at[q]] = sqrt(lb) if lb > 0 else 0.0
+
+
+cdef void _jump_bounds(const floating* X, Py_ssize_t d, const int64_t* rows, Py_ssize_t m,
+                       const int* own, Py_ssize_t n_centers, const floating* CT,
+                       const floating* csq, Py_ssize_t kp, const float* CT32,
+                       const float* csq32, Py_ssize_t kp32, bint screen, const double* xsq,
+                       double tol, double tol32, double maxcsq, int level, float* xf,
+                       const int64_t* ident, float* v32, floating* vt,
+                       double* out_lb2) noexcept nogil:
+    """A lower bound out_lb2[q] on the squared distance from row rows[q] of X to each of the
+    layout's n_centers centers but the own[q]-th (-1: none): the least search value over
+    them (gmm_minother, in float32 for float64 X with `screen`), plus ||x||^2 (xsq[q]), less
+    the search's rounding. No label is needed, so no row is searched again in float64; a
+    row outside the float32 screen's range gets -inf (it is searched)."""
+    cdef Py_ssize_t q, f
+    cdef const floating* x
+    if screen:
+        for q in range(m):
+            x = X + rows[q] * d
+            for f in range(d):
+                xf[q * d + f] = <float>x[f]
+        gmm_minother_f(level, xf, ident, m, d, CT32, csq32, kp32,
+                       gmm_minother_cols_f(level, n_centers), own, v32)
+        for q in range(m):
+            if _SCREEN_LO <= xsq[q] + maxcsq < _SCREEN_HI:
+                out_lb2[q] = <double>v32[q] + xsq[q] - tol32 * (xsq[q] + maxcsq)
+            else:
+                out_lb2[q] = -INFINITY
+        return
+    if floating is double:
+        gmm_minother_d(level, X, rows, m, d, CT, csq, kp, gmm_minother_cols_d(level, n_centers),
+                       own, vt)
+    else:
+        gmm_minother_f(level, X, rows, m, d, CT, csq, kp, gmm_minother_cols_f(level, n_centers),
+                       own, vt)
+    for q in range(m):
+        out_lb2[q] = <double>vt[q] + xsq[q] - tol * (xsq[q] + maxcsq)
+
+
+def jump_lower_bounds(const floating[:, ::1] X, const int64_t[::1] rows,
+                      const floating[:, ::1] centers, const int[::1] own, double[::1] out):
+    """out[q] = the lower bound the incremental pass's check of the jumped centers leaves on
+    the squared distance from row rows[q] of X to every row of `centers` but the own[q]-th
+    (-1: none): _jump_bounds on the centers' own search layout, at the current SIMD level
+    (for tests; -inf where the float32 screen cannot tell)."""
+    cdef Py_ssize_t n = X.shape[0], d = X.shape[1], k = centers.shape[0], m = rows.shape[0]
+    cdef Py_ssize_t q
+    if centers.shape[1] != d or k < 1:
+        raise ValueError(f"jump_lower_bounds: centers must be (k >= 1, {d}), got "
+                         f"{tuple(np.asarray(centers).shape)}")
+    if own.shape[0] != m or out.shape[0] != m:
+        raise ValueError("jump_lower_bounds: rows, own and out must have one entry per row")
+    R, O = np.asarray(rows), np.asarray(own)
+    if m and (R.min() < 0 or R.max() >= n or O.min() < -1 or O.max() >= k):
+        raise ValueError(f"jump_lower_bounds: rows must lie in [0, {n}) and own in [-1, {k})")
+    dtype = np.asarray(X).dtype
+    CT_arr, csq_arr, CT32_arr, csq32_arr, screen_, tol_, tol32_, maxcsq_ = _search_layout(
+        centers, dtype)
+    cdef floating[:, ::1] CT = CT_arr
+    cdef floating[::1] csq = csq_arr
+    cdef float[:, ::1] CT32 = CT32_arr
+    cdef float[::1] csq32 = csq32_arr
+    cdef double[::1] xsq = np.einsum("ij,ij->i", np.asarray(X)[R].astype(np.float64),
+                                     np.asarray(X)[R].astype(np.float64)) if m else np.zeros(1)
+    cdef int64_t[::1] ident = np.arange(max(m, 1), dtype=np.int64)
+    cdef float[::1] xf = np.empty(max(m * d, 1), dtype=np.float32)
+    cdef float[::1] v32 = np.empty(max(m, 1), dtype=np.float32)
+    cdef floating[::1] vt = np.empty(max(m, 1), dtype=dtype)
+    cdef bint screen = screen_
+    cdef double tol = tol_, tol32 = tol32_, maxcsq = maxcsq_
+    cdef int level = _LEVEL
+    if m == 0:
+        return
+    with nogil:
+        _jump_bounds(&X[0, 0], d, &rows[0], m, &own[0], k, &CT[0, 0], &csq[0], CT.shape[1],
+                     &CT32[0, 0], &csq32[0], CT32.shape[1], screen, &xsq[0], tol, tol32,
+                     maxcsq, level, &xf[0], &ident[0], &v32[0], &vt[0], &out[0])
 
 
 def _center_layout(centers, dtype):
@@ -748,9 +833,11 @@ def kmeans_lazy_pass(const floating[:, ::1] X, const floating[::1] sample_weight
     other center by more than the search's rounding margin (as in :func:`kmeans_pass`);
     otherwise its distance to its center is recomputed (tightened). A row that then only the
     jumped centers (`buf.jumped`) may take is checked against them, the rows of a batch all
-    at once by the same blocked search on the jumped centers' own layout (its lower bounds
-    allow for the search's rounding); a row that neither check keeps is searched
-    (`_search`, screened in float32 for float64 X): the labels are those of a full search. Searched rows get exact bounds; the rows whose label
+    at once by a blocked least-value search on the jumped centers' own layout (gmm_minother:
+    a lower bound on the distance to every jumped center but the row's own, allowing for the
+    search's rounding; no label, so no float64 redo and no merge of the lanes); a row that
+    neither check keeps is searched (`_search`, screened in float32 for float64 X): the labels
+    are those of a full search. Searched rows get exact bounds; the rows whose label
     changed add their moments to `delta` (removed from the old cluster, added to the new),
     per slot in row order (then in slot order by :func:`kmeans_lazy_deltas`): the results
     do not depend on the thread count.
@@ -811,6 +898,9 @@ def kmeans_lazy_pass(const floating[:, ::1] X, const floating[::1] sample_weight
     cdef Py_ssize_t kpJ32 = CTJ32.shape[1]
     cdef double tolJ = tolJ_, tolJ32 = tolJ32_, maxcsqJ = maxcsqJ_
     cdef int64_t[::1] ident = np.arange(_CHUNK, dtype=np.int64)
+    jpos_arr = np.full(k, -1, dtype=np.int32)
+    jpos_arr[np.asarray(jumped)] = np.arange(n_jumped, dtype=np.int32)
+    cdef const int[::1] jpos = jpos_arr
     cdef bint watched = buf.watch_holds(maxcsq)
     cdef const int64_t[::1] watch = buf.watch
     cdef const int64_t[::1] watch_start = buf.watch_start
@@ -854,7 +944,6 @@ def kmeans_lazy_pass(const floating[:, ::1] X, const floating[::1] sample_weight
     cdef int64_t* jat
     cdef double* jxq
     cdef int* jl
-    cdef double* jsec
     cdef double* jbest
     cdef Py_ssize_t rows = (watch_start[slot_hi] - watch_start[slot_lo]) if watched else \
         min(slot_hi * n_chunks // n_slots * _CHUNK, n) - slot_lo * n_chunks // n_slots * _CHUNK
@@ -883,7 +972,6 @@ def kmeans_lazy_pass(const floating[:, ::1] X, const floating[::1] sample_weight
         jat = <int64_t*> malloc(_CHUNK * sizeof(int64_t))
         jxq = <double*> malloc(_CHUNK * sizeof(double))
         jl = <int*> malloc(_CHUNK * sizeof(int))
-        jsec = <double*> malloc(_CHUNK * sizeof(double))
         jbest = <double*> malloc(_CHUNK * sizeof(double))
         for s in prange(slot_lo, slot_hi, schedule="dynamic"):
             n_changed = 0
@@ -948,20 +1036,21 @@ def kmeans_lazy_pass(const floating[:, ::1] X, const floating[::1] sample_weight
                         mj = mj + 1
                     mp = mp + 1
                 if mj > 0:
-                    # lower bounds on each checked row's distance to the nearest jumped center
-                    # and to the others (the search's rounding allowed for); the row's own
-                    # center, if it jumped, is not in the way
-                    _search(&X[0, 0], d, jrows, mj, &CTJ[0, 0], &csqJ[0], kpJ, &CTJ32[0, 0],
-                            &csqJ32[0], kpJ32, screenJ, jxq, tolJ, tolJ32, maxcsqJ, level, xf,
-                            &ident[0], lab, b32, s32, bt, st, redo_rows, redo_at, jl, jsec,
-                            jbest)
+                    # a lower bound on each checked row's squared distance to the jumped
+                    # centers but its own (the search's rounding allowed for)
                     for q in range(mj):
-                        i = jrows[q]
+                        jl[q] = jpos[labels[jrows[q]]]
+                    _jump_bounds(&X[0, 0], d, jrows, mj, jl, n_jumped, &CTJ[0, 0],
+                                 &csqJ[0], kpJ, &CTJ32[0, 0], &csqJ32[0], kpJ32, screenJ, jxq,
+                                 tolJ, tolJ32, maxcsqJ, level, xf, &ident[0], b32, bt, jbest)
+                    for q in range(mj):
                         c = jat[q]
-                        old = labels[i]
-                        lbj = jsec[q] if jumped[jl[q]] == old else jbest[q]
-                        if pd2[c] * (1.0 + 1e-12) + ptau[c] < lbj * lbj:
-                            lb = plb[c] if plb[c] < lbj else lbj
+                        if pd2[c] * (1.0 + 1e-12) + ptau[c] < jbest[q]:
+                            i = jrows[q]
+                            old = labels[i]
+                            lb = plb[c]
+                            if jbest[q] < lb * lb:
+                                lb = sqrt(jbest[q])
                             upper[i] = pub[c] - cum_drift[old]
                             lower[i] = lb + cum_other[old]
                             pstate[c] = 2           # kept after checking the jumped centers
@@ -1024,7 +1113,6 @@ def kmeans_lazy_pass(const floating[:, ::1] X, const floating[::1] sample_weight
         free(jat)
         free(jxq)
         free(jl)
-        free(jsec)
         free(jbest)
     return watched
 

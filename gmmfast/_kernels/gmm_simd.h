@@ -2,7 +2,9 @@
  *
  * 1. gmm_argmin2_{d,f}: nearest (and second-nearest) center of a list of rows,
  *    vectorised over centers.
- * 2. gmm_pp_{d,f}: one k-means++ step, vectorised over candidates.
+ * 2. gmm_minother_{d,f}: the least search value over all centers but one, a lower bound
+ *    for the incremental passes' check of the centers that jumped.
+ * 3. gmm_pp_{d,f}: one k-means++ step, vectorised over candidates.
  *
  * Nearest-center search:
  *
@@ -249,6 +251,108 @@ static void gmm_argmin2_f(int level, const float *X, const int64_t *rows, intptr
     if (level == 1) { gmm_argmin2_f_avx2(X, rows, n, d, CT, csq, kp, labels, best, second); return; }
 #endif
     gmm_argmin2_f_base(X, rows, n, d, CT, csq, kp, labels, best, second);
+}
+
+/* ---- least value over all centers but one ----------------------------------------------
+ *
+ * For rows[0..n-1] of X: out[q] = the least of csq_j - 2 x.c_j over the columns j < kc of the
+ * layout (kc a multiple of W, at most kp, the layout's row length) other than own[q] (-1:
+ * none). Lower-bounds the distance to every such center once ||x||^2 is added and the
+ * rounding allowed for; no label, so the lanes reduce by a minimum only (a few operations a
+ * row, against the merge of best, index and second of gmm_argmin2). P rows share each
+ * loaded vector of centers.
+ */
+#define GMM_DEFINE_MINOTHER(NAME, T, IT, W, P, TARGET, VMIN)                                 \
+typedef T NAME##_vec __attribute__((vector_size(W * sizeof(T))));                           \
+typedef T NAME##_uvec __attribute__((vector_size(W * sizeof(T)), aligned(sizeof(T))));      \
+typedef IT NAME##_ivec __attribute__((vector_size(W * sizeof(T))));                         \
+TARGET static inline T NAME##_hmin(NAME##_vec v) {                                          \
+    T b = v[0];                                                                             \
+    for (int l = 1; l < W; l++) b = v[l] < b ? v[l] : b;                                    \
+    return b;                                                                               \
+}                                                                                           \
+TARGET static inline void NAME##_block(const T *X, const int64_t *rows, int np, intptr_t d,  \
+                                       const T *CT, const T *csq, intptr_t kp, intptr_t kc,  \
+                                       const int *own, T *out) {                            \
+    NAME##_ivec lane;                                                                       \
+    for (int l = 0; l < W; l++) lane[l] = l;                                                \
+    NAME##_vec inf = (NAME##_vec){0} + (T)INFINITY;                                         \
+    NAME##_vec best[P];                                                                     \
+    NAME##_ivec ownv[P];                                                                    \
+    const T *xp[P];                                                                         \
+    for (int p = 0; p < P; p++) {                                                           \
+        best[p] = inf;                                                                      \
+        ownv[p] = (NAME##_ivec){0} + (IT)own[p < np ? p : 0];                               \
+        xp[p] = X + rows[p < np ? p : 0] * d;                                               \
+    }                                                                                       \
+    for (intptr_t jb = 0; jb < kc; jb += W) {                                               \
+        NAME##_vec acc[P];                                                                  \
+        NAME##_vec c0 = *(const NAME##_uvec *)(csq + jb);                                   \
+        for (int p = 0; p < P; p++) acc[p] = c0;                                            \
+        for (intptr_t f = 0; f < d; f++) {                                                  \
+            NAME##_vec ct = *(const NAME##_uvec *)(CT + f * kp + jb);                       \
+            for (int p = 0; p < P; p++) acc[p] += xp[p][f] * ct;                            \
+        }                                                                                   \
+        NAME##_ivec jv = lane + (IT)jb;                                                     \
+        for (int p = 0; p < P; p++) {                                                       \
+            NAME##_ivec m = jv == ownv[p];                                                  \
+            NAME##_vec a = (NAME##_vec)((m & (NAME##_ivec)inf) | (~m & (NAME##_ivec)acc[p])); \
+            best[p] = VMIN(NAME##_vec, NAME##_ivec, best[p], a);                            \
+        }                                                                                   \
+    }                                                                                       \
+    for (int p = 0; p < np; p++) out[p] = NAME##_hmin(best[p]);                             \
+}                                                                                           \
+TARGET static void NAME(const T *X, const int64_t *rows, intptr_t n, intptr_t d,            \
+                        const T *CT, const T *csq, intptr_t kp, intptr_t kc, const int *own, \
+                        T *out) {                                                           \
+    intptr_t q = 0;                                                                         \
+    for (; q + P <= n; q += P)                                                              \
+        NAME##_block(X, rows + q, P, d, CT, csq, kp, kc, own + q, out + q);                 \
+    if (q < n)                                                                              \
+        NAME##_block(X, rows + q, (int)(n - q), d, CT, csq, kp, kc, own + q, out + q);      \
+}
+
+GMM_DEFINE_MINOTHER(gmm_minother_d_base, double, int64_t, 4, 4, , GMM_MIN_GENERIC)
+GMM_DEFINE_MINOTHER(gmm_minother_f_base, float, int32_t, 8, 4, , GMM_MIN_GENERIC)
+#if GMM_X86
+GMM_DEFINE_MINOTHER(gmm_minother_d_avx2, double, int64_t, 4, 8, GMM_TARGET("avx2,fma"),
+                    GMM_MIN_PD256)
+GMM_DEFINE_MINOTHER(gmm_minother_f_avx2, float, int32_t, 8, 8, GMM_TARGET("avx2,fma"),
+                    GMM_MIN_PS256)
+GMM_DEFINE_MINOTHER(gmm_minother_d_avx512, double, int64_t, 8, 8,
+                    GMM_TARGET("avx512f,avx512dq,avx512vl,avx2,fma"), GMM_MIN_PD512)
+GMM_DEFINE_MINOTHER(gmm_minother_f_avx512, float, int32_t, 16, 8,
+                    GMM_TARGET("avx512f,avx512dq,avx512vl,avx2,fma"), GMM_MIN_PS512)
+#endif
+
+/* Columns of the least-value search (a multiple of its vector width) that cover m centers. */
+static intptr_t gmm_minother_cols_d(int level, intptr_t m) {
+    intptr_t w = level == 2 ? 8 : 4;
+    return (m + w - 1) / w * w;
+}
+static intptr_t gmm_minother_cols_f(int level, intptr_t m) {
+    intptr_t w = level == 2 ? 16 : 8;
+    return (m + w - 1) / w * w;
+}
+
+static void gmm_minother_d(int level, const double *X, const int64_t *rows, intptr_t n,
+                           intptr_t d, const double *CT, const double *csq, intptr_t kp,
+                           intptr_t kc, const int *own, double *out) {
+#if GMM_X86
+    if (level == 2) { gmm_minother_d_avx512(X, rows, n, d, CT, csq, kp, kc, own, out); return; }
+    if (level == 1) { gmm_minother_d_avx2(X, rows, n, d, CT, csq, kp, kc, own, out); return; }
+#endif
+    gmm_minother_d_base(X, rows, n, d, CT, csq, kp, kc, own, out);
+}
+
+static void gmm_minother_f(int level, const float *X, const int64_t *rows, intptr_t n,
+                           intptr_t d, const float *CT, const float *csq, intptr_t kp,
+                           intptr_t kc, const int *own, float *out) {
+#if GMM_X86
+    if (level == 2) { gmm_minother_f_avx512(X, rows, n, d, CT, csq, kp, kc, own, out); return; }
+    if (level == 1) { gmm_minother_f_avx2(X, rows, n, d, CT, csq, kp, kc, own, out); return; }
+#endif
+    gmm_minother_f_base(X, rows, n, d, CT, csq, kp, kc, own, out);
 }
 
 /* ---- one k-means++ step --------------------------------------------------------------------

@@ -103,10 +103,11 @@ JUMPED_CANDIDATES = (0, 1, 2, 4, 8, 16, 32)
 #: nearest-center search (a scalar distance against the search's blocked SIMD kernel;
 #: measured at 1M x 16, k = 100 on AVX2: 9.5 ns against 1.4 ns).
 JUMPED_COST = 8.0
-#: Work of checking a row against one block of jumped centers (the blocked search on their
-#: own layout, its lanes merged), in the same units. Not sensitive: at 1M x 16, k = 1000
-#: (one thread, AVX-512) the finest level's 20 passes took 1.55-1.9 s for any value from 8
-#: to 96 (two runs each; 3.5 s with the row-by-row check before).
+#: Work of checking a row against one block of jumped centers (a blocked least-value search
+#: on their own layout), in the same units. Not sensitive: at 1M x 16, k = 1000 (one
+#: thread, AVX-512) the finest level's 20 passes took 1.55-1.9 s for any value from 8 to 96
+#: (two runs each; 3.5 s with the row-by-row check before; measured with the argmin2
+#: search, whose merge of the lanes made a check cost 2.5x what gmm_minother's does).
 JUMPED_BLOCK_COST = 24.0
 #: A pass prunes when at least this fraction of rows is predicted to keep its label.
 PRUNE_FRACTION = 0.05
