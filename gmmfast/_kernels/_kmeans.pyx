@@ -101,6 +101,17 @@ def simd_block(dtype):
     return gmm_argmin_block_d(_LEVEL)
 
 
+cdef inline void _rows_to_float32(const floating* X, Py_ssize_t d, const int64_t* rows,
+                                  Py_ssize_t m, float* xf) noexcept nogil:
+    """xf[q * d + f] = X[rows[q], f] rounded to float32: the rows a float32 screen searches."""
+    cdef Py_ssize_t q, f
+    cdef const floating* x
+    for q in range(m):
+        x = X + rows[q] * d
+        for f in range(d):
+            xf[q * d + f] = <float>x[f]
+
+
 cdef void _search(const floating* X, Py_ssize_t d, const int64_t* rows, Py_ssize_t m,
                   const floating* CT, const floating* csq, Py_ssize_t kp,
                   const float* CT32, const float* csq32, Py_ssize_t kp32, bint screen,
@@ -119,14 +130,10 @@ cdef void _search(const floating* X, Py_ssize_t d, const int64_t* rows, Py_ssize
     again in float64. The labels are those of the float64 search.
     `xsq[q]` holds ||x_rows[q]||^2.
     """
-    cdef Py_ssize_t q, f, r = 0
+    cdef Py_ssize_t q, r = 0
     cdef double tau, lb
-    cdef const floating* x
     if screen:
-        for q in range(m):
-            x = X + rows[q] * d
-            for f in range(d):
-                xf[q * d + f] = <float>x[f]
+        _rows_to_float32(X, d, rows, m, xf)
         gmm_argmin2_f(level, xf, ident, m, d, CT32, csq32, kp32, lab, b32, s32)
         for q in range(m):
             tau = tol32 * (xsq[q] + maxcsq)
@@ -177,13 +184,9 @@ cdef void _jump_bounds(const floating* X, Py_ssize_t d, const int64_t* rows, Py_
     them (gmm_minother, in float32 for float64 X with `screen`), plus ||x||^2 (xsq[q]), less
     the search's rounding. No label is needed, so no row is searched again in float64; a
     row outside the float32 screen's range gets -inf (it is searched)."""
-    cdef Py_ssize_t q, f
-    cdef const floating* x
+    cdef Py_ssize_t q
     if screen:
-        for q in range(m):
-            x = X + rows[q] * d
-            for f in range(d):
-                xf[q * d + f] = <float>x[f]
+        _rows_to_float32(X, d, rows, m, xf)
         gmm_minother_f(level, xf, ident, m, d, CT32, csq32, kp32,
                        gmm_minother_cols_f(level, n_centers), own, v32)
         for q in range(m):

@@ -232,25 +232,29 @@ GMM_DEFINE_ARGMIN2(gmm_argmin2_f_avx512, float, int32_t, 16, 8, 2,
                    GMM_MAX_PS512)
 #endif
 
+/* Call NAME's variant for `level` (2 = AVX-512, 1 = AVX2, else portable) with the arguments
+ * that follow: one dispatcher body for every kernel family. */
+#if GMM_X86
+#define GMM_DISPATCH(level, NAME, ...) do {                                                   \
+        if ((level) == 2) { NAME##_avx512(__VA_ARGS__); return; }                            \
+        if ((level) == 1) { NAME##_avx2(__VA_ARGS__); return; }                              \
+        NAME##_base(__VA_ARGS__);                                                            \
+    } while (0)
+#else
+#define GMM_DISPATCH(level, NAME, ...) do { (void)(level); NAME##_base(__VA_ARGS__); } while (0)
+#endif
+
 static void gmm_argmin2_d(int level, const double *X, const int64_t *rows, intptr_t n,
                           intptr_t d, const double *CT, const double *csq, intptr_t kp,
                           int *labels, double *best, double *second) {
-#if GMM_X86
-    if (level == 2) { gmm_argmin2_d_avx512(X, rows, n, d, CT, csq, kp, labels, best, second); return; }
-    if (level == 1) { gmm_argmin2_d_avx2(X, rows, n, d, CT, csq, kp, labels, best, second); return; }
-#endif
-    gmm_argmin2_d_base(X, rows, n, d, CT, csq, kp, labels, best, second);
+    GMM_DISPATCH(level, gmm_argmin2_d, X, rows, n, d, CT, csq, kp, labels, best, second);
 }
 
 /* Kernel twin, kept for speed: the float dispatcher mirrors the double one (C has no templates). */
 static void gmm_argmin2_f(int level, const float *X, const int64_t *rows, intptr_t n,
                           intptr_t d, const float *CT, const float *csq, intptr_t kp,
                           int *labels, float *best, float *second) {
-#if GMM_X86
-    if (level == 2) { gmm_argmin2_f_avx512(X, rows, n, d, CT, csq, kp, labels, best, second); return; }
-    if (level == 1) { gmm_argmin2_f_avx2(X, rows, n, d, CT, csq, kp, labels, best, second); return; }
-#endif
-    gmm_argmin2_f_base(X, rows, n, d, CT, csq, kp, labels, best, second);
+    GMM_DISPATCH(level, gmm_argmin2_f, X, rows, n, d, CT, csq, kp, labels, best, second);
 }
 
 /* ---- least value over all centers but one ----------------------------------------------
@@ -338,21 +342,14 @@ static intptr_t gmm_minother_cols_f(int level, intptr_t m) {
 static void gmm_minother_d(int level, const double *X, const int64_t *rows, intptr_t n,
                            intptr_t d, const double *CT, const double *csq, intptr_t kp,
                            intptr_t kc, const int *own, double *out) {
-#if GMM_X86
-    if (level == 2) { gmm_minother_d_avx512(X, rows, n, d, CT, csq, kp, kc, own, out); return; }
-    if (level == 1) { gmm_minother_d_avx2(X, rows, n, d, CT, csq, kp, kc, own, out); return; }
-#endif
-    gmm_minother_d_base(X, rows, n, d, CT, csq, kp, kc, own, out);
+    GMM_DISPATCH(level, gmm_minother_d, X, rows, n, d, CT, csq, kp, kc, own, out);
 }
 
+/* Kernel twin, kept for speed: the float dispatcher mirrors the double one (C has no templates). */
 static void gmm_minother_f(int level, const float *X, const int64_t *rows, intptr_t n,
                            intptr_t d, const float *CT, const float *csq, intptr_t kp,
                            intptr_t kc, const int *own, float *out) {
-#if GMM_X86
-    if (level == 2) { gmm_minother_f_avx512(X, rows, n, d, CT, csq, kp, kc, own, out); return; }
-    if (level == 1) { gmm_minother_f_avx2(X, rows, n, d, CT, csq, kp, kc, own, out); return; }
-#endif
-    gmm_minother_f_base(X, rows, n, d, CT, csq, kp, kc, own, out);
+    GMM_DISPATCH(level, gmm_minother_f, X, rows, n, d, CT, csq, kp, kc, own, out);
 }
 
 /* ---- one k-means++ step --------------------------------------------------------------------
