@@ -920,6 +920,7 @@ def kmeans_lazy_pass(const floating[:, ::1] X, const floating[::1] sample_weight
     cdef Py_ssize_t s, c, i, i0, i1, j, q, m, f
     cdef int old
     cdef double ub, lb, lbj, lball, tau, d2, wi
+    cdef unsigned char st_
     cdef int64_t n_changed, n_searched, n_tight
     cdef int64_t* todo
     cdef double* xq
@@ -934,8 +935,9 @@ def kmeans_lazy_pass(const floating[:, ::1] X, const floating[::1] sample_weight
     cdef int* sl
     cdef double* slb
     cdef double* row
-    # rows left after tightening, in row order (pend; pstate 1: checked against the jumped
-    # centers, 2: kept by that check, 0: searched), and the checked ones' data
+    # rows the bounds did not keep, in row order (pend; pstate 1: tightened and checked
+    # against the jumped centers, 3: checked at the loose upper bound (tightened only if
+    # that fails), 2: kept by the check, 0: searched), and the checked ones' data
     cdef Py_ssize_t mp, mj
     cdef int64_t* pend
     cdef unsigned char* pstate
@@ -1011,24 +1013,31 @@ def kmeans_lazy_pass(const floating[:, ::1] X, const floating[::1] sample_weight
                         if lbj < lb:                # kept; the jumped centers bound it now
                             lower[i] = lbj + cum_other[old]
                         continue                    # kept: X not read
-                    d2 = sqdist(&X[i, 0], &centers[old, 0], d)
-                    n_tight = n_tight + 1
-                    ub = sqrt(d2)
-                    lbj = jump_gap[old] - ub
-                    lball = lb if lb < lbj else lbj
-                    if not lball > 0:
-                        lball = 0.0
-                    if d2 * (1.0 + 1e-12) + tau < lball * lball:
-                        upper[i] = ub - cum_drift[old]
-                        if lbj < lb:
-                            lower[i] = lbj + cum_other[old]
-                        continue                    # kept after tightening
-                    # only the jumped centers may stand in the way: checked below, all rows
-                    # of the batch at once; else searched
+                    if n_jumped > 0 and lb > 0 and ub * ub * (1.0 + 1e-12) + tau < lb * lb:
+                        # only the jumped centers may stand in the way, even at the loose
+                        # upper bound: checked below first, tightened only if that fails
+                        st_ = 3
+                        d2 = ub * ub
+                    else:
+                        d2 = sqdist(&X[i, 0], &centers[old, 0], d)
+                        n_tight = n_tight + 1
+                        ub = sqrt(d2)
+                        lbj = jump_gap[old] - ub
+                        lball = lb if lb < lbj else lbj
+                        if not lball > 0:
+                            lball = 0.0
+                        if d2 * (1.0 + 1e-12) + tau < lball * lball:
+                            upper[i] = ub - cum_drift[old]
+                            if lbj < lb:
+                                lower[i] = lbj + cum_other[old]
+                            continue                # kept after tightening
+                        # only the jumped centers may stand in the way: checked below, all
+                        # rows of the batch at once; else searched
+                        st_ = 1 if (n_jumped > 0 and lb > 0
+                                    and d2 * (1.0 + 1e-12) + tau < lb * lb) else 0
                     pend[mp] = i
-                    pstate[mp] = 0
-                    if n_jumped > 0 and lb > 0 and d2 * (1.0 + 1e-12) + tau < lb * lb:
-                        pstate[mp] = 1
+                    pstate[mp] = st_
+                    if st_ != 0:
                         pd2[mp] = d2
                         pub[mp] = ub
                         plb[mp] = lb
@@ -1048,15 +1057,28 @@ def kmeans_lazy_pass(const floating[:, ::1] X, const floating[::1] sample_weight
                                  tolJ, tolJ32, maxcsqJ, level, xf, &ident[0], b32, bt, jbest)
                     for q in range(mj):
                         c = jat[q]
+                        i = jrows[q]
+                        old = labels[i]
+                        if pstate[c] == 3 and not (pd2[c] * (1.0 + 1e-12) + ptau[c]
+                                                   < jbest[q]):
+                            # the loose bound was not enough: tightened, checked again
+                            pd2[c] = sqdist(&X[i, 0], &centers[old, 0], d)
+                            pub[c] = sqrt(pd2[c])
+                            n_tight = n_tight + 1
+                            if not pd2[c] * (1.0 + 1e-12) + ptau[c] < plb[c] * plb[c]:
+                                pstate[c] = 0
+                                continue            # searched
+                            pstate[c] = 1
                         if pd2[c] * (1.0 + 1e-12) + ptau[c] < jbest[q]:
-                            i = jrows[q]
-                            old = labels[i]
                             lb = plb[c]
                             if jbest[q] < lb * lb:
                                 lb = sqrt(jbest[q])
-                            upper[i] = pub[c] - cum_drift[old]
+                            if pstate[c] == 1:      # tightened: its exact upper bound
+                                upper[i] = pub[c] - cum_drift[old]
                             lower[i] = lb + cum_other[old]
                             pstate[c] = 2           # kept after checking the jumped centers
+                        else:
+                            pstate[c] = 0           # searched
                 for c in range(mp):
                     if pstate[c] != 2:
                         i = pend[c]
