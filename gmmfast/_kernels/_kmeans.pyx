@@ -212,7 +212,6 @@ def jump_lower_bounds(const floating[:, ::1] X, const int64_t[::1] rows,
     (-1: none): _jump_bounds on the centers' own search layout, at the current SIMD level
     (for tests; -inf where the float32 screen cannot tell)."""
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1], k = centers.shape[0], m = rows.shape[0]
-    cdef Py_ssize_t q
     if centers.shape[1] != d or k < 1:
         raise ValueError(f"jump_lower_bounds: centers must be (k >= 1, {d}), got "
                          f"{tuple(np.asarray(centers).shape)}")
@@ -949,7 +948,7 @@ def kmeans_lazy_pass(const floating[:, ::1] X, const floating[::1] sample_weight
     cdef int64_t* jat
     cdef double* jxq
     cdef int* jl
-    cdef double* jbest
+    cdef double* jlb2
     cdef Py_ssize_t rows = (watch_start[slot_hi] - watch_start[slot_lo]) if watched else \
         min(slot_hi * n_chunks // n_slots * _CHUNK, n) - slot_lo * n_chunks // n_slots * _CHUNK
     # a kept row costs a few operations: a thread per 256k rows at most
@@ -977,7 +976,7 @@ def kmeans_lazy_pass(const floating[:, ::1] X, const floating[::1] sample_weight
         jat = <int64_t*> malloc(_CHUNK * sizeof(int64_t))
         jxq = <double*> malloc(_CHUNK * sizeof(double))
         jl = <int*> malloc(_CHUNK * sizeof(int))
-        jbest = <double*> malloc(_CHUNK * sizeof(double))
+        jlb2 = <double*> malloc(_CHUNK * sizeof(double))
         for s in prange(slot_lo, slot_hi, schedule="dynamic"):
             n_changed = 0
             n_searched = 0
@@ -1054,13 +1053,13 @@ def kmeans_lazy_pass(const floating[:, ::1] X, const floating[::1] sample_weight
                         jl[q] = jpos[labels[jrows[q]]]
                     _jump_bounds(&X[0, 0], d, jrows, mj, jl, n_jumped, &CTJ[0, 0],
                                  &csqJ[0], kpJ, &CTJ32[0, 0], &csqJ32[0], kpJ32, screenJ, jxq,
-                                 tolJ, tolJ32, maxcsqJ, level, xf, &ident[0], b32, bt, jbest)
+                                 tolJ, tolJ32, maxcsqJ, level, xf, &ident[0], b32, bt, jlb2)
                     for q in range(mj):
                         c = jat[q]
                         i = jrows[q]
                         old = labels[i]
                         if pstate[c] == 3 and not (pd2[c] * (1.0 + 1e-12) + ptau[c]
-                                                   < jbest[q]):
+                                                   < jlb2[q]):
                             # the loose bound was not enough: tightened, checked again
                             pd2[c] = sqdist(&X[i, 0], &centers[old, 0], d)
                             pub[c] = sqrt(pd2[c])
@@ -1069,10 +1068,10 @@ def kmeans_lazy_pass(const floating[:, ::1] X, const floating[::1] sample_weight
                                 pstate[c] = 0
                                 continue            # searched
                             pstate[c] = 1
-                        if pd2[c] * (1.0 + 1e-12) + ptau[c] < jbest[q]:
+                        if pd2[c] * (1.0 + 1e-12) + ptau[c] < jlb2[q]:
                             lb = plb[c]
-                            if jbest[q] < lb * lb:
-                                lb = sqrt(jbest[q])
+                            if jlb2[q] < lb * lb:
+                                lb = sqrt(jlb2[q])
                             if pstate[c] == 1:      # tightened: its exact upper bound
                                 upper[i] = pub[c] - cum_drift[old]
                             lower[i] = lb + cum_other[old]
@@ -1138,7 +1137,7 @@ def kmeans_lazy_pass(const floating[:, ::1] X, const floating[::1] sample_weight
         free(jat)
         free(jxq)
         free(jl)
-        free(jbest)
+        free(jlb2)
     return watched
 
 
