@@ -147,8 +147,53 @@ typedef IT NAME##_ivec __attribute__((vector_size(W * sizeof(T))));             
                                                                                            \
 GMM_DEFINE_MERGE(NAME, T, IT, W, TARGET)                                                   \
                                                                                            \
+/* vv (V or 1) vectors of centers from column jb: each of the P rows' values, merged into  */ \
+/* its lanes' best, second and index                                                       */ \
+TARGET static inline __attribute__((always_inline)) void NAME##_span(                       \
+        const T *const *xp, intptr_t d, const T *CT, const T *csq, intptr_t kp, intptr_t jb, \
+        const int vv, NAME##_ivec lane, NAME##_vec *best, NAME##_vec *sec, NAME##_ivec *idx) { \
+    NAME##_vec acc[P][V];                                                                  \
+    for (int v = 0; v < vv; v++) {                                                         \
+        NAME##_vec c0 = *(const NAME##_uvec *)(csq + jb + v * W);                          \
+        for (int p = 0; p < P; p++) acc[p][v] = c0;                                        \
+    }                                                                                      \
+    for (intptr_t f = 0; f < d; f++) {                                                     \
+        NAME##_vec ct[V];                                                                  \
+        for (int v = 0; v < vv; v++) ct[v] = *(const NAME##_uvec *)(CT + f * kp + jb + v * W); \
+        for (int p = 0; p < P; p++) {                                                      \
+            T a = xp[p][f];                                                                \
+            for (int v = 0; v < vv; v++) acc[p][v] += a * ct[v];                           \
+        }                                                                                  \
+    }                                                                                      \
+    for (int v = 0; v < vv; v++) {                                                         \
+        NAME##_ivec jv = lane + (IT)(jb + v * W);                                          \
+        for (int p = 0; p < P; p++) {                                                      \
+            NAME##_vec a = acc[p][v];                                                      \
+            NAME##_ivec m1 = a < best[p];                                                  \
+            /* second: a if best <= a < second, the old best if a < best */                \
+            sec[p] = VMIN(NAME##_vec, NAME##_ivec, sec[p],                                 \
+                          VMAX(NAME##_vec, NAME##_ivec, best[p], a));                      \
+            best[p] = VMIN(NAME##_vec, NAME##_ivec, best[p], a);                           \
+            idx[p] = (m1 & jv) | (~m1 & idx[p]);                                           \
+        }                                                                                  \
+    }                                                                                      \
+}                                                                                          \
+                                                                                           \
+/* The columns worth searching: kp less a last vector of padding (every csq +inf, every   */ \
+/* CT entry 0: its values are +inf for finite rows, which change no best, second or      */ \
+/* index), so k = 100 searches 112 columns, not the layout's 128.                          */ \
+TARGET static inline intptr_t NAME##_live(intptr_t d, const T *CT, const T *csq, intptr_t kp) { \
+    if (V == 1 || kp < W * V) return kp;                                                   \
+    for (int l = 0; l < W; l++)                                                            \
+        if (!(csq[kp - W + l] == (T)INFINITY)) return kp;                                  \
+    for (intptr_t f = 0; f < d; f++)                                                       \
+        for (int l = 0; l < W; l++)                                                        \
+            if (CT[f * kp + kp - W + l] != (T)0) return kp;                                \
+    return kp - W;                                                                         \
+}                                                                                          \
+                                                                                           \
 TARGET static inline void NAME##_block(const T *X, const int64_t *rows, int np, intptr_t d, \
-                                       const T *CT, const T *csq, intptr_t kp,             \
+                                       const T *CT, const T *csq, intptr_t kp, intptr_t kr, \
                                        int *labels, T *bestv, T *second) {                 \
     NAME##_ivec lane;                                                                      \
     for (int l = 0; l < W; l++) lane[l] = l;                                               \
@@ -161,33 +206,11 @@ TARGET static inline void NAME##_block(const T *X, const int64_t *rows, int np, 
     }                                                                                      \
     const T *xp[P];                                                                        \
     for (int p = 0; p < P; p++) xp[p] = X + rows[p < np ? p : 0] * d;                      \
-    for (intptr_t jb = 0; jb < kp; jb += W * V) {                                          \
-        NAME##_vec acc[P][V];                                                              \
-        for (int v = 0; v < V; v++) {                                                      \
-            NAME##_vec c0 = *(const NAME##_uvec *)(csq + jb + v * W);                      \
-            for (int p = 0; p < P; p++) acc[p][v] = c0;                                    \
-        }                                                                                  \
-        for (intptr_t f = 0; f < d; f++) {                                                 \
-            NAME##_vec ct[V];                                                              \
-            for (int v = 0; v < V; v++) ct[v] = *(const NAME##_uvec *)(CT + f * kp + jb + v * W); \
-            for (int p = 0; p < P; p++) {                                                  \
-                T a = xp[p][f];                                                            \
-                for (int v = 0; v < V; v++) acc[p][v] += a * ct[v];                        \
-            }                                                                              \
-        }                                                                                  \
-        for (int v = 0; v < V; v++) {                                                      \
-            NAME##_ivec jv = lane + (IT)(jb + v * W);                                      \
-            for (int p = 0; p < P; p++) {                                                  \
-                NAME##_vec a = acc[p][v];                                                  \
-                NAME##_ivec m1 = a < best[p];                                              \
-                /* second: a if best <= a < second, the old best if a < best */            \
-                sec[p] = VMIN(NAME##_vec, NAME##_ivec, sec[p],                             \
-                              VMAX(NAME##_vec, NAME##_ivec, best[p], a));                  \
-                best[p] = VMIN(NAME##_vec, NAME##_ivec, best[p], a);                       \
-                idx[p] = (m1 & jv) | (~m1 & idx[p]);                                       \
-            }                                                                              \
-        }                                                                                  \
-    }                                                                                      \
+    intptr_t jb = 0;                                                                       \
+    for (; jb + W * V <= kr; jb += W * V)                                                  \
+        NAME##_span(xp, d, CT, csq, kp, jb, V, lane, best, sec, idx);                      \
+    for (; jb < kr; jb += W)                                                               \
+        NAME##_span(xp, d, CT, csq, kp, jb, 1, lane, best, sec, idx);                      \
     for (int p = 0; p < np; p++) {                                                         \
         /* the lanes merged: the least value, the first index holding it, and the least  */ \
         /* of the other lanes' best values and of the winning lane's second               */ \
@@ -204,11 +227,11 @@ TARGET static inline void NAME##_block(const T *X, const int64_t *rows, int np, 
 TARGET static void NAME(const T *X, const int64_t *rows, intptr_t n, intptr_t d,           \
                         const T *CT, const T *csq, intptr_t kp, int *labels, T *bestv,     \
                         T *second) {                                                       \
-    intptr_t q = 0;                                                                        \
+    intptr_t q = 0, kr = NAME##_live(d, CT, csq, kp);                                      \
     for (; q + P <= n; q += P)                                                             \
-        NAME##_block(X, rows + q, P, d, CT, csq, kp, labels + q, bestv + q, second + q);   \
+        NAME##_block(X, rows + q, P, d, CT, csq, kp, kr, labels + q, bestv + q, second + q); \
     if (q < n)                                                                             \
-        NAME##_block(X, rows + q, (int)(n - q), d, CT, csq, kp, labels + q, bestv + q,     \
+        NAME##_block(X, rows + q, (int)(n - q), d, CT, csq, kp, kr, labels + q, bestv + q, \
                      second + q);                                                          \
 }
 
