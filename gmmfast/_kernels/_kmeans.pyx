@@ -101,6 +101,7 @@ def simd_block(dtype):
     return gmm_argmin_block_d(_LEVEL)
 
 
+# Kernel twin, kept for speed: sqdist (_common.pxd) with c = 0, without reading a zero vector.
 cdef inline double sqnorm(const floating* x, Py_ssize_t d) noexcept nogil:
     """||x||^2 accumulated in double, in sqdist's four partial sums (independent chains: one
     chain of d additions waited on each addition's latency, about 4 d cycles a row, which
