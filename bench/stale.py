@@ -129,6 +129,8 @@ DECLARED_UNCHANGED: Dict[str, str] = {
     "4f3c2f7ae439a0f352eaa9992f1249c0eb9f5417":
         "the lazy pass's check output renamed (jbest -> jlb2) and an unused local dropped "
         "from the test-only jump_lower_bounds: the same operations",
+    "bd7dadee3343613a5284e8a8eb1c93645d285a7f":
+        "a comment above sqnorm in _kmeans.pyx (sqdist's kernel twin), nothing else",
 }
 
 #: The same for the results of some scripts only: commits that change code those scripts
