@@ -181,14 +181,20 @@ TARGET static inline __attribute__((always_inline)) void NAME##_span(           
                                                                                            \
 /* The columns worth searching: kp less a last vector of padding (every csq +inf, every   */ \
 /* CT entry 0: its values are +inf for finite rows, which change no best, second or      */ \
-/* index), so k = 100 searches 112 columns, not the layout's 128.                          */ \
+/* index), so k = 100 searches 112 columns, not the layout's 128. The CT entries are      */ \
+/* tested a vector at a time, by their bits less the sign (nonzero exactly where v != 0,  */ \
+/* NaN included): one call checks d W entries, and a call may search only a few rows.     */ \
 TARGET static inline intptr_t NAME##_live(intptr_t d, const T *CT, const T *csq, intptr_t kp) { \
     if (V == 1 || kp < W * V) return kp;                                                   \
     for (int l = 0; l < W; l++)                                                            \
         if (!(csq[kp - W + l] == (T)INFINITY)) return kp;                                  \
+    const NAME##_ivec mag = (NAME##_ivec){0}                                               \
+        + (IT)(((uint64_t)1 << (sizeof(IT) * 8 - 1)) - 1);                                 \
+    NAME##_ivec any = (NAME##_ivec){0};                                                    \
     for (intptr_t f = 0; f < d; f++)                                                       \
-        for (int l = 0; l < W; l++)                                                        \
-            if (CT[f * kp + kp - W + l] != (T)0) return kp;                                \
+        any |= (NAME##_ivec)(*(const NAME##_uvec *)(CT + f * kp + kp - W)) & mag;          \
+    for (int l = 0; l < W; l++)                                                            \
+        if (any[l]) return kp;                                                             \
     return kp - W;                                                                         \
 }                                                                                          \
                                                                                            \
