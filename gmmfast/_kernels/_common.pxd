@@ -62,13 +62,30 @@ cdef extern from *:
     double gmm_rng_uniform(uint64_t *state) noexcept nogil
 
 
+cdef extern from "gmm_cost.h":
+    enum: GMM_COST_WIDE_D
+    double gmm_cost_d(const double* x, const double* c, Py_ssize_t d) noexcept nogil
+    double gmm_cost_f(const float* x, const float* c, Py_ssize_t d) noexcept nogil
+    double gmm_cost_d_resid(const double* x, const double* c, Py_ssize_t d, double w,
+                            double* r) noexcept nogil
+    double gmm_cost_f_resid(const float* x, const float* c, Py_ssize_t d, double w,
+                            double* r) noexcept nogil
+
+
 cdef inline double sqdist(const floating* x, const floating* c, Py_ssize_t d) noexcept nogil:
     """Squared Euclidean distance, accumulated in double by direct differences.
 
-    Four partial sums (features f = 0, 1, 2, 3 mod 4) combined as (s0 + s1) + (s2 + s3):
-    independent chains, so the loop is not bound by the latency of one addition. Every
-    kernel computes a cost this way (see sqdist_resid), so a labeling has one cost.
+    Below GMM_COST_WIDE_D (32) features: four partial sums (features f = 0, 1, 2, 3 mod 4)
+    combined as (s0 + s1) + (s2 + s3), independent chains, so the loop is not bound by the
+    latency of one addition. Wider rows: gmm_cost.h's sixteen fused partial sums (SIMD, the
+    same bits on every machine). Every kernel computes a cost this way (see sqdist_resid),
+    so a labeling has one cost.
     """
+    if d >= GMM_COST_WIDE_D:
+        if floating is double:
+            return gmm_cost_d(x, c, d)
+        else:
+            return gmm_cost_f(x, c, d)
     cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
     cdef double t0, t1, t2, t3
     cdef Py_ssize_t f = 0
@@ -97,7 +114,13 @@ cdef inline double sqdist(const floating* x, const floating* c, Py_ssize_t d) no
 # Kernel twin, kept for speed: sqdist with the residual w (x - c) fused in (one read of x); the arithmetic of the distance must stay identical (a labeling has one cost).
 cdef inline double sqdist_resid(const floating* x, const floating* c, Py_ssize_t d, double w,
                                 double* resid) noexcept nogil:
-    """sqdist(x, c, d), exactly, adding w (x - c) to resid[0..d-1] on the way."""
+    """sqdist(x, c, d), exactly, adding w (x - c) to resid[0..d-1] on the way (for wide rows
+    fused, resid_f = fma(w, x_f - c_f, resid_f): see gmm_cost.h)."""
+    if d >= GMM_COST_WIDE_D:
+        if floating is double:
+            return gmm_cost_d_resid(x, c, d, w, resid)
+        else:
+            return gmm_cost_f_resid(x, c, d, w, resid)
     cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
     cdef double t0, t1, t2, t3
     cdef Py_ssize_t f = 0

@@ -78,6 +78,29 @@ def simd_level(level=None):
     return _LEVEL
 
 
+cdef extern from "gmm_cost.h":
+    double gmm_cost_d_at(int level, const double* x, const double* c, Py_ssize_t d, double w,
+                         double* r) noexcept nogil
+    double gmm_cost_f_at(int level, const float* x, const float* c, Py_ssize_t d, double w,
+                         double* r) noexcept nogil
+
+
+def wide_cost(const floating[::1] x, const floating[::1] c, double w, double[::1] resid,
+              int level):
+    """||x - c||^2 by gmm_cost.h's arithmetic (the cost of a row of at least 32 features),
+    adding w (x - c) to `resid`, with its variant for SIMD `level` (for tests: every level
+    gives the same bits)."""
+    cdef Py_ssize_t d = x.shape[0]
+    if d < 1 or c.shape[0] != d or resid.shape[0] != d:
+        raise ValueError(f"wide_cost: x, c and resid must have the same length >= 1, got "
+                         f"{x.shape[0]}, {c.shape[0]}, {resid.shape[0]}")
+    if level < 0 or level > _MAX_LEVEL:
+        raise ValueError(f"level must be in 0..{_MAX_LEVEL} on this processor, got {level!r}")
+    if floating is double:
+        return gmm_cost_d_at(level, &x[0], &c[0], d, w, &resid[0])
+    return gmm_cost_f_at(level, &x[0], &c[0], d, w, &resid[0])
+
+
 cdef bint _SCREEN = True
 #: Screening in float32 needs ||x||^2 + max ||c||^2 in this range: below its top (float32's
 #: largest value is 3.4e38; |2 x.c| <= ||x||^2 + ||c||^2) every term stays finite, above its

@@ -31,6 +31,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <math.h>
+#include "gmm_cost.h"
 
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
 #define GMM_X86 1
@@ -60,16 +61,8 @@
 #define GMM_MIN_PD512(V, IV, a, b) ((V)_mm512_min_pd((__m512d)(a), (__m512d)(b)))
 #define GMM_MAX_PD512(V, IV, a, b) ((V)_mm512_max_pd((__m512d)(a), (__m512d)(b)))
 
-/* 2 = AVX-512, 1 = AVX2, 0 = portable. */
-static int gmm_argmin_level(void) {
-#if GMM_X86
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq")
-            && __builtin_cpu_supports("avx512vl")) return 2;
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return 1;
-#endif
-    return 0;
-}
+/* 2 = AVX-512, 1 = AVX2, 0 = portable (gmm_cost.h's levels). */
+static int gmm_argmin_level(void) { return gmm_cpu_level(); }
 
 /* Centers covered by one block of the chosen variant: pad k to a multiple of this. */
 static intptr_t gmm_argmin_block_d(int level) { return level == 2 ? 16 : level == 1 ? 8 : 4; }
