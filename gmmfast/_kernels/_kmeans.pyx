@@ -23,7 +23,8 @@ import numpy as np
 
 from ._common cimport (
     floating, sqdist, sqdist_resid, gmm_rng_next, gmm_rng_stream, gmm_rng_bounded,
-    gmm_rng_uniform, threads_for, block_costs,
+    gmm_rng_uniform, threads_for, block_costs, row_width, narrow_row, wide_row, row_cost,
+    GMM_COST_WIDE_D,
 )
 
 CHUNK = 256
@@ -1455,7 +1456,7 @@ def walk_start(const floating[:, ::1] X, const floating[::1] sample_weight,
 cdef int64_t _walk_block(const floating* X, const floating* sw, const floating* C,
                          int* labels, double* costs, Py_ssize_t lo, Py_ssize_t hi,
                          Py_ssize_t d, Py_ssize_t k, double* running, double budget,
-                         int64_t n_steps, uint64_t* rng) noexcept nogil:
+                         int64_t n_steps, uint64_t* rng, row_width width) noexcept nogil:
     """Metropolis walk over the assignments of points lo..hi-1, `n_steps` proposals.
 
     Proposes moving a uniformly drawn point to a uniformly drawn other cluster,
@@ -1487,7 +1488,7 @@ cdef int64_t _walk_block(const floating* X, const floating* sw, const floating* 
             t1 = <double>xi[1] - <double>cj[1]
             c = sw[i] * (t0 * t0 + t1 * t1)
         else:
-            c = sw[i] * sqdist(X + i * d, C + j * d, d)
+            c = sw[i] * row_cost(X + i * d, C + j * d, d, width)
 # Kernel twin, kept for speed: the accept step of every walk (_walks.pyx local_walk, _latent.pyx), inlined in each chain.
         nt = total + (c - costs[i])
         if nt <= budget:
@@ -1525,13 +1526,22 @@ def walk(const floating[:, ::1] X, const floating[::1] sample_weight,
         return
     n_threads = threads_for(n_threads, n_blocks, <double>np.asarray(block_steps).sum() * d,
                             _GRAIN)
+    # One parallel loop per row width, chosen outside it (see row_width in _common.pxd).
     with nogil:
-        for b in prange(n_blocks, schedule="dynamic", num_threads=n_threads):
-            lo = b * block_size
-            block_accepted[b] += _walk_block(
-                &X[0, 0], &sample_weight[0], &centers[0, 0], &labels[0], &costs[0],
-                lo, min(lo + block_size, n), d, k, &block_total[b], block_budget[b],
-                block_steps[b], &block_rng[b])
+        if d >= GMM_COST_WIDE_D:
+            for b in prange(n_blocks, schedule="dynamic", num_threads=n_threads):
+                lo = b * block_size
+                block_accepted[b] += _walk_block(
+                    &X[0, 0], &sample_weight[0], &centers[0, 0], &labels[0], &costs[0],
+                    lo, min(lo + block_size, n), d, k, &block_total[b], block_budget[b],
+                    block_steps[b], &block_rng[b], <wide_row>0)
+        else:
+            for b in prange(n_blocks, schedule="dynamic", num_threads=n_threads):
+                lo = b * block_size
+                block_accepted[b] += _walk_block(
+                    &X[0, 0], &sample_weight[0], &centers[0, 0], &labels[0], &costs[0],
+                    lo, min(lo + block_size, n), d, k, &block_total[b], block_budget[b],
+                    block_steps[b], &block_rng[b], <narrow_row>0)
 
 
 def pp_width():

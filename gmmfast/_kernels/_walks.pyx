@@ -29,6 +29,7 @@ import numpy as np
 from ._common cimport (
     threads_for,
     floating, sqdist, gmm_rng_next, gmm_rng_stream, gmm_rng_bounded, gmm_rng_uniform,
+    row_width, narrow_row, wide_row, row_cost, GMM_COST_WIDE_D,
 )
 
 CHUNK = 256
@@ -71,7 +72,7 @@ cdef int64_t _local_block(const floating* X, const floating* sw, const floating*
                           const int* indptr, const int* indices, double eps,
                           int* labels, double* costs, Py_ssize_t lo, Py_ssize_t hi,
                           Py_ssize_t d, Py_ssize_t k, double* running, double budget,
-                          int64_t n_steps, uint64_t* rng) noexcept nogil:
+                          int64_t n_steps, uint64_t* rng, row_width width) noexcept nogil:
     """Metropolis-Hastings walk over the assignments of points lo..hi-1.
 
     Proposal: a point i uniformly, then with probability eps a uniformly drawn
@@ -105,7 +106,7 @@ cdef int64_t _local_block(const floating* X, const floating* sw, const floating*
         else:
             j = indices[p0 + <int>gmm_rng_bounded(<uint32_t>r, <uint32_t>da, &state)]
             adj = True
-        c = sw[i] * sqdist(X + i * d, C + j * d, d)
+        c = sw[i] * row_cost(X + i * d, C + j * d, d, width)
         nt = total + (c - costs[i])
         if nt > budget:
             continue
@@ -153,14 +154,24 @@ def local_walk(const floating[:, ::1] X, const floating[::1] sample_weight,
         return
     n_threads = threads_for(n_threads, n_blocks,
                             <double>np.asarray(block_steps).sum() * (d + 4), _GRAIN)
+    # One parallel loop per row width, chosen outside it (see row_width in _common.pxd).
     with nogil:
-        for b in prange(n_blocks, schedule="dynamic", num_threads=n_threads):
-            lo = b * block_size
-            hi = min(lo + block_size, n)
-            block_accepted[b] += _local_block(
-                &X[0, 0], &sample_weight[0], &centers[0, 0], &indptr[0], &indices[0], eps,
-                &labels[0], &costs[0], lo, hi, d, k, &block_total[b], block_budget[b],
-                block_steps[b], &block_rng[b])
+        if d >= GMM_COST_WIDE_D:
+            for b in prange(n_blocks, schedule="dynamic", num_threads=n_threads):
+                lo = b * block_size
+                hi = min(lo + block_size, n)
+                block_accepted[b] += _local_block(
+                    &X[0, 0], &sample_weight[0], &centers[0, 0], &indptr[0], &indices[0], eps,
+                    &labels[0], &costs[0], lo, hi, d, k, &block_total[b], block_budget[b],
+                    block_steps[b], &block_rng[b], <wide_row>0)
+        else:
+            for b in prange(n_blocks, schedule="dynamic", num_threads=n_threads):
+                lo = b * block_size
+                hi = min(lo + block_size, n)
+                block_accepted[b] += _local_block(
+                    &X[0, 0], &sample_weight[0], &centers[0, 0], &indptr[0], &indices[0], eps,
+                    &labels[0], &costs[0], lo, hi, d, k, &block_total[b], block_budget[b],
+                    block_steps[b], &block_rng[b], <narrow_row>0)
 
 
 def candidate_deltas(const floating[:, ::1] X, const floating[::1] sample_weight,
