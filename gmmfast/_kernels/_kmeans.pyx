@@ -41,12 +41,12 @@ cdef extern from "gmm_simd.h":
     Py_ssize_t gmm_argmin_block_f(int level) noexcept nogil
     void gmm_argmin2_d(int level, const double* X, const int64_t* rows, Py_ssize_t n,
                        Py_ssize_t d, const double* CT, const double* csq, Py_ssize_t kp,
-                       int* labels, double* best, double* second) noexcept nogil
+                       Py_ssize_t kc, int* labels, double* best, double* second) noexcept nogil
     void gmm_argmin2_f(int level, const float* X, const int64_t* rows, Py_ssize_t n,
                        Py_ssize_t d, const float* CT, const float* csq, Py_ssize_t kp,
-                       int* labels, float* best, float* second) noexcept nogil
-    Py_ssize_t gmm_minother_cols_d(int level, Py_ssize_t m) noexcept nogil
-    Py_ssize_t gmm_minother_cols_f(int level, Py_ssize_t m) noexcept nogil
+                       Py_ssize_t kc, int* labels, float* best, float* second) noexcept nogil
+    Py_ssize_t gmm_search_cols_d(int level, Py_ssize_t m) noexcept nogil
+    Py_ssize_t gmm_search_cols_f(int level, Py_ssize_t m) noexcept nogil
     void gmm_minother_d(int level, const double* X, const int64_t* rows, Py_ssize_t n,
                         Py_ssize_t d, const double* CT, const double* csq, Py_ssize_t kp,
                         Py_ssize_t kc, const int* own, double* out) noexcept nogil
@@ -168,7 +168,7 @@ cdef inline void _rows_to_float32(const floating* X, Py_ssize_t d, const int64_t
 
 
 cdef void _search(const floating* X, Py_ssize_t d, const int64_t* rows, Py_ssize_t m,
-                  const floating* CT, const floating* csq, Py_ssize_t kp,
+                  Py_ssize_t n_centers, const floating* CT, const floating* csq, Py_ssize_t kp,
                   const float* CT32, const float* csq32, Py_ssize_t kp32, bint screen,
                   const double* xsq, double tol, double tol32, double maxcsq, int level,
                   float* xf, const int64_t* ident, int* lab, float* b32, float* s32,
@@ -183,13 +183,15 @@ cdef void _search(const floating* X, Py_ssize_t d, const int64_t* rows, Py_ssize
     apart than their rounding (tol32 (||x||^2 + max ||c||^2)) has its label, if
     ||x||^2 + max ||c||^2 lies in [`_SCREEN_LO`, `_SCREEN_HI`); the other rows are searched
     again in float64. The labels are those of the float64 search.
-    `xsq[q]` holds ||x_rows[q]||^2.
+    `xsq[q]` holds ||x_rows[q]||^2; the layouts' first `n_centers` columns are centers (the
+    search scans gmm_search_cols of them, not the padding after them).
     """
     cdef Py_ssize_t q, r = 0
     cdef double tau, lb
     if screen:
         _rows_to_float32(X, d, rows, m, xf)
-        gmm_argmin2_f(level, xf, ident, m, d, CT32, csq32, kp32, lab, b32, s32)
+        gmm_argmin2_f(level, xf, ident, m, d, CT32, csq32, kp32,
+                      gmm_search_cols_f(level, n_centers), lab, b32, s32)
         for q in range(m):
             tau = tol32 * (xsq[q] + maxcsq)
             # outside [_SCREEN_LO, _SCREEN_HI) float32 overflows or its rounding is not
@@ -214,9 +216,11 @@ cdef void _search(const floating* X, Py_ssize_t d, const int64_t* rows, Py_ssize
     if r == 0:
         return
     if floating is double:
-        gmm_argmin2_d(level, X, redo_rows, r, d, CT, csq, kp, lab, bt, st)
+        gmm_argmin2_d(level, X, redo_rows, r, d, CT, csq, kp,
+                      gmm_search_cols_d(level, n_centers), lab, bt, st)
     else:
-        gmm_argmin2_f(level, X, redo_rows, r, d, CT, csq, kp, lab, bt, st)
+        gmm_argmin2_f(level, X, redo_rows, r, d, CT, csq, kp,
+                      gmm_search_cols_f(level, n_centers), lab, bt, st)
     for q in range(r):
         out_label[redo_at[q]] = lab[q]
         tau = tol * (xsq[redo_at[q]] + maxcsq)
@@ -243,7 +247,7 @@ cdef void _jump_bounds(const floating* X, Py_ssize_t d, const int64_t* rows, Py_
     if screen:
         _rows_to_float32(X, d, rows, m, xf)
         gmm_minother_f(level, xf, ident, m, d, CT32, csq32, kp32,
-                       gmm_minother_cols_f(level, n_centers), own, v32)
+                       gmm_search_cols_f(level, n_centers), own, v32)
         for q in range(m):
             if _SCREEN_LO <= xsq[q] + maxcsq < _SCREEN_HI:
                 out_lb2[q] = <double>v32[q] + xsq[q] - tol32 * (xsq[q] + maxcsq)
@@ -251,10 +255,10 @@ cdef void _jump_bounds(const floating* X, Py_ssize_t d, const int64_t* rows, Py_
                 out_lb2[q] = -INFINITY
         return
     if floating is double:
-        gmm_minother_d(level, X, rows, m, d, CT, csq, kp, gmm_minother_cols_d(level, n_centers),
+        gmm_minother_d(level, X, rows, m, d, CT, csq, kp, gmm_search_cols_d(level, n_centers),
                        own, vt)
     else:
-        gmm_minother_f(level, X, rows, m, d, CT, csq, kp, gmm_minother_cols_f(level, n_centers),
+        gmm_minother_f(level, X, rows, m, d, CT, csq, kp, gmm_search_cols_f(level, n_centers),
                        own, vt)
     for q in range(m):
         out_lb2[q] = <double>vt[q] + xsq[q] - tol * (xsq[q] + maxcsq)
@@ -605,7 +609,7 @@ def kmeans_pass(const floating[:, ::1] X, const floating[::1] sample_weight,
                                 xsq[i] = xs
                         m = m + 1
                 if m:
-                    _search(&X[0, 0], d, todo, m, &CT[0, 0], &csq[0], kp, &CT32[0, 0],
+                    _search(&X[0, 0], d, todo, m, k, &CT[0, 0], &csq[0], kp, &CT32[0, 0],
                             &csq32[0], kp32, screen, xq, tol, tol32, maxcsq, level, xf,
                             &ident[0], lab, b32, s32, bt, st, redo_rows, redo_at, sl, slb, NULL)
                     for q in range(m):
@@ -1138,7 +1142,7 @@ def kmeans_lazy_pass(const floating[:, ::1] X, const floating[::1] sample_weight
                         xq[m] = xsq[i]
                         m = m + 1
                 if m > 0:
-                    _search(&X[0, 0], d, todo, m, &CT[0, 0], &csq[0], kp, &CT32[0, 0],
+                    _search(&X[0, 0], d, todo, m, k, &CT[0, 0], &csq[0], kp, &CT32[0, 0],
                             &csq32[0], kp32, screen, xq, tol, tol32, maxcsq, level, xf,
                             &ident[0], lab, b32, s32, bt, st, redo_rows, redo_at, sl, slb, NULL)
                     n_searched = n_searched + m

@@ -22,12 +22,14 @@ cdef extern from "gmm_simd.h":
     int gmm_argmin_level() noexcept nogil
     Py_ssize_t gmm_argmin_block_d(int level) noexcept nogil
     Py_ssize_t gmm_argmin_block_f(int level) noexcept nogil
+    Py_ssize_t gmm_search_cols_d(int level, Py_ssize_t m) noexcept nogil
+    Py_ssize_t gmm_search_cols_f(int level, Py_ssize_t m) noexcept nogil
     void gmm_argmin2_d(int level, const double* X, const int64_t* rows, Py_ssize_t n,
                        Py_ssize_t d, const double* CT, const double* csq, Py_ssize_t kp,
-                       int* labels, double* best, double* second) noexcept nogil
+                       Py_ssize_t kc, int* labels, double* best, double* second) noexcept nogil
     void gmm_argmin2_f(int level, const float* X, const int64_t* rows, Py_ssize_t n,
                        Py_ssize_t d, const float* CT, const float* csq, Py_ssize_t kp,
-                       int* labels, float* best, float* second) noexcept nogil
+                       Py_ssize_t kc, int* labels, float* best, float* second) noexcept nogil
     Py_ssize_t gmm_pp_width(int level) noexcept nogil
     int gmm_pp_d(int level, const double* X, Py_ssize_t n, Py_ssize_t d, const double* CT,
                  Py_ssize_t tp, const double* sw, double* closest, int update, double* pot,
@@ -117,8 +119,8 @@ cdef void _seed(const floating* X, const floating* sw, Py_ssize_t n, Py_ssize_t 
 
 
 cdef void _search(int level, const floating* X, const int64_t* todo, Py_ssize_t m,
-                  Py_ssize_t d, const floating* C, const floating* CT, const floating* csq,
-                  Py_ssize_t kp, double maxcsq, double tol, const double* xsq, floating* bt,
+                  Py_ssize_t d, const floating* C, Py_ssize_t k, const floating* CT,
+                  const floating* csq, Py_ssize_t kp, double maxcsq, double tol, const double* xsq, floating* bt,
                   floating* st, int* lab, double* up, double* lo) noexcept nogil:
     """Rows todo[0..m): the nearest center lab[q] (gmm_simd.h's search, first minimum of
     csq_j - 2 x.c_j in X's precision), up[q] the exact distance to it and lo[q] a lower
@@ -129,9 +131,11 @@ cdef void _search(int level, const floating* X, const int64_t* todo, Py_ssize_t 
     if m == 0:
         return
     if floating is double:
-        gmm_argmin2_d(level, X, todo, m, d, CT, csq, kp, lab, bt, st)
+        gmm_argmin2_d(level, X, todo, m, d, CT, csq, kp, gmm_search_cols_d(level, k), lab, bt,
+                      st)
     else:
-        gmm_argmin2_f(level, X, todo, m, d, CT, csq, kp, lab, bt, st)
+        gmm_argmin2_f(level, X, todo, m, d, CT, csq, kp, gmm_search_cols_f(level, k), lab, bt,
+                      st)
     for q in range(m):
         i = todo[q]
         up[q] = sqrt(sqdist(X + i * d, C + lab[q] * d, d))
@@ -181,7 +185,7 @@ cdef double _lloyd(int level, const floating* X, const floating* sw, Py_ssize_t 
     for i in range(n):
         todo[i] = i
     maxcsq = _layout(C, k, kp, d, CT, csq)
-    _search(level, X, todo, n, d, C, CT, csq, kp, maxcsq, tol, xsq, bt, st, labels, upper,
+    _search(level, X, todo, n, d, C, k, CT, csq, kp, maxcsq, tol, xsq, bt, st, labels, upper,
             lower)
     for i in range(n):
         a = labels[i]
@@ -228,7 +232,7 @@ cdef double _lloyd(int level, const floating* X, const floating* sw, Py_ssize_t 
             m = m + 1
         if m > 0:
             maxcsq = _layout(C, k, kp, d, CT, csq)
-        _search(level, X, todo, m, d, C, CT, csq, kp, maxcsq, tol, xsq, bt, st, lab, up, lo)
+        _search(level, X, todo, m, d, C, k, CT, csq, kp, maxcsq, tol, xsq, bt, st, lab, up, lo)
         changed = 0
         for q in range(m):
             i = todo[q]

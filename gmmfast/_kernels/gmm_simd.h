@@ -68,10 +68,23 @@ static int gmm_argmin_level(void) { return gmm_cpu_level(); }
 static intptr_t gmm_argmin_block_d(int level) { return level == 2 ? 16 : level == 1 ? 8 : 4; }
 static intptr_t gmm_argmin_block_f(int level) { return level == 2 ? 32 : level == 1 ? 16 : 8; }
 
+/* The columns both searches scan: a multiple of the variant's vector width W that covers m
+ * centers. The columns past it are padding (csq +inf, CT 0: values +inf for finite rows,
+ * which change no best, second or index), so k = 100 in float32 searches 112 columns, not the
+ * layout's 128. The caller knows m; nothing in the layout is read to find it. */
+static intptr_t gmm_search_cols_d(int level, intptr_t m) {
+    intptr_t w = level == 2 ? 8 : 4;
+    return (m + w - 1) / w * w;
+}
+static intptr_t gmm_search_cols_f(int level, intptr_t m) {
+    intptr_t w = level == 2 ? 16 : 8;
+    return (m + w - 1) / w * w;
+}
+
 /* ---- nearest and second-nearest center of a list of rows -------------------------------
  *
- * For rows[0..n-1] of X: labels[q] (first minimum of csq_j - 2 x.c_j), best[q] that
- * minimum and second[q] the
+ * For rows[0..n-1] of X: labels[q] (first minimum of csq_j - 2 x.c_j over the columns
+ * j < kc, gmm_search_cols of the number of centers), best[q] that minimum and second[q] the
  * smallest value over the other centers (j != labels[q]), which bounds the distance to
  * every other center from below once ||x||^2 is added and the rounding allowed for. Lanes
  * keep their best and second-best values; the lanes are then merged.
@@ -172,27 +185,8 @@ TARGET static inline __attribute__((always_inline)) void NAME##_span(           
     }                                                                                      \
 }                                                                                          \
                                                                                            \
-/* The columns worth searching: kp less a last vector of padding (every csq +inf, every   */ \
-/* CT entry 0: its values are +inf for finite rows, which change no best, second or      */ \
-/* index), so k = 100 searches 112 columns, not the layout's 128. The CT entries are      */ \
-/* tested a vector at a time, by their bits less the sign (nonzero exactly where v != 0,  */ \
-/* NaN included): one call checks d W entries, and a call may search only a few rows.     */ \
-TARGET static inline intptr_t NAME##_live(intptr_t d, const T *CT, const T *csq, intptr_t kp) { \
-    if (V == 1 || kp < W * V) return kp;                                                   \
-    for (int l = 0; l < W; l++)                                                            \
-        if (!(csq[kp - W + l] == (T)INFINITY)) return kp;                                  \
-    const NAME##_ivec mag = (NAME##_ivec){0}                                               \
-        + (IT)(((uint64_t)1 << (sizeof(IT) * 8 - 1)) - 1);                                 \
-    NAME##_ivec any = (NAME##_ivec){0};                                                    \
-    for (intptr_t f = 0; f < d; f++)                                                       \
-        any |= (NAME##_ivec)(*(const NAME##_uvec *)(CT + f * kp + kp - W)) & mag;          \
-    for (int l = 0; l < W; l++)                                                            \
-        if (any[l]) return kp;                                                             \
-    return kp - W;                                                                         \
-}                                                                                          \
-                                                                                           \
 TARGET static inline void NAME##_block(const T *X, const int64_t *rows, int np, intptr_t d, \
-                                       const T *CT, const T *csq, intptr_t kp, intptr_t kr, \
+                                       const T *CT, const T *csq, intptr_t kp, intptr_t kc, \
                                        int *labels, T *bestv, T *second) {                 \
     NAME##_ivec lane;                                                                      \
     for (int l = 0; l < W; l++) lane[l] = l;                                               \
@@ -206,9 +200,9 @@ TARGET static inline void NAME##_block(const T *X, const int64_t *rows, int np, 
     const T *xp[P];                                                                        \
     for (int p = 0; p < P; p++) xp[p] = X + rows[p < np ? p : 0] * d;                      \
     intptr_t jb = 0;                                                                       \
-    for (; jb + W * V <= kr; jb += W * V)                                                  \
+    for (; jb + W * V <= kc; jb += W * V)                                                  \
         NAME##_span(xp, d, CT, csq, kp, jb, V, lane, best, sec, idx);                      \
-    for (; jb < kr; jb += W)                                                               \
+    for (; jb < kc; jb += W)                                                               \
         NAME##_span(xp, d, CT, csq, kp, jb, 1, lane, best, sec, idx);                      \
     for (int p = 0; p < np; p++) {                                                         \
         /* the lanes merged: the least value, the first index holding it, and the least  */ \
@@ -224,13 +218,13 @@ TARGET static inline void NAME##_block(const T *X, const int64_t *rows, int np, 
 }                                                                                          \
                                                                                            \
 TARGET static void NAME(const T *X, const int64_t *rows, intptr_t n, intptr_t d,           \
-                        const T *CT, const T *csq, intptr_t kp, int *labels, T *bestv,     \
-                        T *second) {                                                       \
-    intptr_t q = 0, kr = NAME##_live(d, CT, csq, kp);                                      \
+                        const T *CT, const T *csq, intptr_t kp, intptr_t kc, int *labels,  \
+                        T *bestv, T *second) {                                             \
+    intptr_t q = 0;                                                                        \
     for (; q + P <= n; q += P)                                                             \
-        NAME##_block(X, rows + q, P, d, CT, csq, kp, kr, labels + q, bestv + q, second + q); \
+        NAME##_block(X, rows + q, P, d, CT, csq, kp, kc, labels + q, bestv + q, second + q); \
     if (q < n)                                                                             \
-        NAME##_block(X, rows + q, (int)(n - q), d, CT, csq, kp, kr, labels + q, bestv + q, \
+        NAME##_block(X, rows + q, (int)(n - q), d, CT, csq, kp, kc, labels + q, bestv + q, \
                      second + q);                                                          \
 }
 
@@ -267,16 +261,16 @@ GMM_DEFINE_ARGMIN2(gmm_argmin2_f_avx512, float, int32_t, 16, 8, 2,
 #endif
 
 static void gmm_argmin2_d(int level, const double *X, const int64_t *rows, intptr_t n,
-                          intptr_t d, const double *CT, const double *csq, intptr_t kp,
+                          intptr_t d, const double *CT, const double *csq, intptr_t kp, intptr_t kc,
                           int *labels, double *best, double *second) {
-    GMM_DISPATCH(level, gmm_argmin2_d, X, rows, n, d, CT, csq, kp, labels, best, second);
+    GMM_DISPATCH(level, gmm_argmin2_d, X, rows, n, d, CT, csq, kp, kc, labels, best, second);
 }
 
 /* Kernel twin, kept for speed: the float dispatcher mirrors the double one (C has no templates). */
 static void gmm_argmin2_f(int level, const float *X, const int64_t *rows, intptr_t n,
-                          intptr_t d, const float *CT, const float *csq, intptr_t kp,
+                          intptr_t d, const float *CT, const float *csq, intptr_t kp, intptr_t kc,
                           int *labels, float *best, float *second) {
-    GMM_DISPATCH(level, gmm_argmin2_f, X, rows, n, d, CT, csq, kp, labels, best, second);
+    GMM_DISPATCH(level, gmm_argmin2_f, X, rows, n, d, CT, csq, kp, kc, labels, best, second);
 }
 
 /* Ask for the next block's rows while this block computes: the rows an incremental pass
@@ -364,16 +358,6 @@ GMM_DEFINE_MINOTHER(gmm_minother_d_avx512, double, int64_t, 8, 8,
 GMM_DEFINE_MINOTHER(gmm_minother_f_avx512, float, int32_t, 16, 8,
                     GMM_TARGET("avx512f,avx512dq,avx512vl,avx2,fma"), GMM_MIN_PS512)
 #endif
-
-/* Columns of the least-value search (a multiple of its vector width) that cover m centers. */
-static intptr_t gmm_minother_cols_d(int level, intptr_t m) {
-    intptr_t w = level == 2 ? 8 : 4;
-    return (m + w - 1) / w * w;
-}
-static intptr_t gmm_minother_cols_f(int level, intptr_t m) {
-    intptr_t w = level == 2 ? 16 : 8;
-    return (m + w - 1) / w * w;
-}
 
 static void gmm_minother_d(int level, const double *X, const int64_t *rows, intptr_t n,
                            intptr_t d, const double *CT, const double *csq, intptr_t kp,
