@@ -19,7 +19,6 @@
 #define GMM_COST_H
 
 #include <stdint.h>
-#include <string.h>
 #include <math.h>
 
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
@@ -53,7 +52,7 @@ static inline double gmm_cost_tree(const double *s) {
 }
 
 /* The last d mod 16 features of x and c (from f) as doubles in zeroed blocks of 16. */
-#define GMM_COST_TAIL(T, x, c, f, d, xt, ct) do {                                            \
+#define GMM_COST_TAIL(x, c, f, d, xt, ct) do {                                               \
         for (int l_ = 0; l_ < 16; l_++) {                                                    \
             (xt)[l_] = (f) + l_ < (d) ? (double)(x)[(f) + l_] : 0.0;                         \
             (ct)[l_] = (f) + l_ < (d) ? (double)(c)[(f) + l_] : 0.0;                         \
@@ -73,7 +72,7 @@ static double NAME##_base(const T *x, const T *c, intptr_t d, double w, double *
         }                                                                                    \
     if (f < d) {                                                                             \
         double xt[16], ct[16];                                                               \
-        GMM_COST_TAIL(T, x, c, f, d, xt, ct);                                                \
+        GMM_COST_TAIL(x, c, f, d, xt, ct);                                                   \
         for (int l = 0; l < 16; l++) {                                                       \
             double t = xt[l] - ct[l];                                                        \
             s[l] = fma(t, t, s[l]);                                                          \
@@ -119,7 +118,7 @@ GMM_COST_AVX512 static double NAME##_avx512(const T *x, const T *c, intptr_t d, 
     double s[16];                                                                            \
     if (f < d) {                                                                             \
         double xt[16], ct[16];                                                               \
-        GMM_COST_TAIL(T, x, c, f, d, xt, ct);                                                \
+        GMM_COST_TAIL(x, c, f, d, xt, ct);                                                   \
         __m512d t0 = _mm512_sub_pd(_mm512_loadu_pd(xt), _mm512_loadu_pd(ct));               \
         __m512d t1 = _mm512_sub_pd(_mm512_loadu_pd(xt + 8), _mm512_loadu_pd(ct + 8));       \
         s0 = _mm512_fmadd_pd(t0, t0, s0);                                                    \
@@ -154,7 +153,7 @@ GMM_COST_AVX2 static double NAME##_avx2(const T *x, const T *c, intptr_t d, doub
     double out[16];                                                                          \
     if (f < d) {                                                                             \
         double xt[16], ct[16], tt[16];                                                       \
-        GMM_COST_TAIL(T, x, c, f, d, xt, ct);                                                \
+        GMM_COST_TAIL(x, c, f, d, xt, ct);                                                   \
         for (int v = 0; v < 4; v++) {                                                        \
             __m256d t = _mm256_sub_pd(_mm256_loadu_pd(xt + 4 * v), _mm256_loadu_pd(ct + 4 * v)); \
             s[v] = _mm256_fmadd_pd(t, t, s[v]);                                              \
