@@ -120,8 +120,9 @@ cdef void _seed(const floating* X, const floating* sw, Py_ssize_t n, Py_ssize_t 
 
 cdef void _search(int level, const floating* X, const int64_t* todo, Py_ssize_t m,
                   Py_ssize_t d, const floating* C, Py_ssize_t k, const floating* CT,
-                  const floating* csq, Py_ssize_t kp, double maxcsq, double tol, const double* xsq, floating* bt,
-                  floating* st, int* lab, double* up, double* lo) noexcept nogil:
+                  const floating* csq, Py_ssize_t kp, double maxcsq, double tol,
+                  const double* xsq, floating* bt, floating* st, int* lab, double* up,
+                  double* lo) noexcept nogil:
     """Rows todo[0..m): the nearest center lab[q] (gmm_simd.h's search, first minimum of
     csq_j - 2 x.c_j in X's precision), up[q] the exact distance to it and lo[q] a lower
     bound on the distance to every other center (its rounding, tol (||x||^2 + max csq),

@@ -154,7 +154,8 @@ def local_walk(const floating[:, ::1] X, const floating[::1] sample_weight,
         return
     n_threads = threads_for(n_threads, n_blocks,
                             <double>np.asarray(block_steps).sum() * (d + 4), _GRAIN)
-    # One parallel loop per row width, chosen outside it (see row_width in _common.pxd).
+    # Kernel twin, kept for speed: one parallel loop per row width, chosen outside it (see
+    # row_width in _common.pxd: inside it, the test would tell the compiler d < 32).
     with nogil:
         if d >= GMM_COST_WIDE_D:
             for b in prange(n_blocks, schedule="dynamic", num_threads=n_threads):
