@@ -993,3 +993,15 @@ def test_restarts_kernel_every_simd_level_and_many_trials(dtype):
     for (level, trials), (obj, it) in runs.items():
         np.testing.assert_array_equal(obj, runs[0, trials][0])
         np.testing.assert_array_equal(it, runs[0, trials][1])
+
+
+def test_auto_levels_add_a_middle_level_only_where_it_fits():
+    """sample_size="auto": the coarse sample (64 rows per center, at least 20,000), then the
+    middle levels of MIDDLE_ROWS_PER_CENTER that stay within 1 / LEVEL_STEP of their
+    neighbours, then every row."""
+    from gmmfast.cluster._fit import GMMParams
+    assert GMMParams(k=1000, sample_size="auto").levels(10**7) == [64_000, 256_000,
+                                                                   1_024_000, 10**7]
+    assert GMMParams(k=1000, sample_size="auto").levels(10**6) == [64_000, 10**6]
+    assert GMMParams(k=100, sample_size="auto").levels(10**7) == [20_000, 102_400, 10**7]
+    assert GMMParams(k=100, sample_size="auto").levels(50_000) == [20_000, 50_000]
