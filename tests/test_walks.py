@@ -50,6 +50,24 @@ def test_center_graph_is_symmetric_sorted_and_has_the_neighbours():
     assert np.array_equal(np.diff(ip), [2, 2, 2])
 
 
+def test_center_neighbors_are_the_nearest_sorted_by_distance_then_index():
+    """Across row blocks (k > 256) and with tied distances (integer grid centers), each row
+    is the L nearest other centers in (distance, index) order."""
+    rng = np.random.default_rng(3)
+    for k, d, L in ((600, 4, 7), (300, 2, 12), (9, 3, 8), (5, 2, 1)):
+        C = rng.integers(-3, 4, size=(k, d)).astype(float)      # many ties
+        nbr = _samplers.center_neighbors(C, L)
+        dist = ((C[:, None] - C[None]) ** 2).sum(-1)
+        for a in range(k):
+            order = sorted((dist[a, j], j) for j in range(k) if j != a)[:L]
+            assert nbr[a].tolist() == [j for _, j in order]
+    assert _samplers.center_neighbors(C[:1], 4).shape == (1, 0)
+    with pytest.raises(ValueError, match="nearest_others"):
+        from gmmfast._kernels import _walks
+        _walks.nearest_others(np.zeros((3, 5)), np.zeros(4), 0, np.empty((3, 2), dtype=np.int64),
+                              np.empty((3, 2)))
+
+
 # -- the center-graph Metropolis-Hastings walk ------------------------------------------
 
 def test_local_walk_targets_the_uniform_distribution_on_valid_assignments():

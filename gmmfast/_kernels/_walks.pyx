@@ -142,7 +142,6 @@ def local_walk(const floating[:, ::1] X, const floating[::1] sample_weight,
     """
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1], k = centers.shape[0]
     cdef Py_ssize_t n_blocks = block_steps.shape[0]
-    cdef Py_ssize_t b, lo, hi
     if sample_weight.shape[0] != n or labels.shape[0] != n or costs.shape[0] != n \
             or centers.shape[1] != d or block_size < 1 or n_blocks != (n + block_size - 1) // block_size \
             or block_total.shape[0] != n_blocks or block_budget.shape[0] != n_blocks \
@@ -154,25 +153,34 @@ def local_walk(const floating[:, ::1] X, const floating[::1] sample_weight,
         return
     n_threads = threads_for(n_threads, n_blocks,
                             <double>np.asarray(block_steps).sum() * (d + 4), _GRAIN)
-    # Kernel twin, kept for speed: one parallel loop per row width, chosen outside it (see
-    # row_width in _common.pxd: inside it, the test would tell the compiler d < 32).
-    with nogil:
-        if d >= GMM_COST_WIDE_D:
-            for b in prange(n_blocks, schedule="dynamic", num_threads=n_threads):
-                lo = b * block_size
-                hi = min(lo + block_size, n)
-                block_accepted[b] += _local_block(
-                    &X[0, 0], &sample_weight[0], &centers[0, 0], &indptr[0], &indices[0], eps,
-                    &labels[0], &costs[0], lo, hi, d, k, &block_total[b], block_budget[b],
-                    block_steps[b], &block_rng[b], <wide_row>0)
-        else:
-            for b in prange(n_blocks, schedule="dynamic", num_threads=n_threads):
-                lo = b * block_size
-                hi = min(lo + block_size, n)
-                block_accepted[b] += _local_block(
-                    &X[0, 0], &sample_weight[0], &centers[0, 0], &indptr[0], &indices[0], eps,
-                    &labels[0], &costs[0], lo, hi, d, k, &block_total[b], block_budget[b],
-                    block_steps[b], &block_rng[b], <narrow_row>0)
+    # The row width is chosen here, outside the parallel loop (see row_width in _common.pxd:
+    # inside it, the test would tell the compiler d < 32).
+    if d >= GMM_COST_WIDE_D:
+        _local_blocks(&X[0, 0], &sample_weight[0], &centers[0, 0], &indptr[0], &indices[0],
+                      eps, &labels[0], &costs[0], n, d, k, block_size, n_blocks,
+                      &block_steps[0], &block_total[0], &block_budget[0], &block_rng[0],
+                      &block_accepted[0], n_threads, <wide_row>0)
+    else:
+        _local_blocks(&X[0, 0], &sample_weight[0], &centers[0, 0], &indptr[0], &indices[0],
+                      eps, &labels[0], &costs[0], n, d, k, block_size, n_blocks,
+                      &block_steps[0], &block_total[0], &block_budget[0], &block_rng[0],
+                      &block_accepted[0], n_threads, <narrow_row>0)
+
+
+cdef void _local_blocks(const floating* X, const floating* sw, const floating* C,
+                        const int* indptr, const int* indices, double eps, int* labels,
+                        double* costs, Py_ssize_t n, Py_ssize_t d, Py_ssize_t k,
+                        Py_ssize_t block_size, Py_ssize_t n_blocks, const int64_t* block_steps,
+                        double* block_total, const double* block_budget, uint64_t* block_rng,
+                        int64_t* block_accepted, int n_threads, row_width width) noexcept nogil:
+    """local_walk's blocks in parallel, one chain each, at one row width."""
+    cdef Py_ssize_t b, lo
+    for b in prange(n_blocks, schedule="dynamic", num_threads=n_threads):
+        lo = b * block_size
+        block_accepted[b] += _local_block(X, sw, C, indptr, indices, eps, labels, costs, lo,
+                                          min(lo + block_size, n), d, k, &block_total[b],
+                                          block_budget[b], block_steps[b], &block_rng[b],
+                                          width)
 
 
 def candidate_deltas(const floating[:, ::1] X, const floating[::1] sample_weight,
@@ -296,3 +304,44 @@ def gibbs_draw(const int[:, ::1] cand, const double[:, ::1] delta, double beta,
                         break
                 labels[i] = cand[i, pick]
                 drawn_delta[i] = delta[i, pick]
+
+
+def nearest_others(const double[:, ::1] G, const double[::1] sq, Py_ssize_t lo,
+                   int64_t[:, ::1] out, double[:, ::1] best):
+    """The L = out.shape[1] nearest other centers of centers lo .. lo + B - 1.
+
+    `G` (B x k) holds the dot products C[lo + b] . C[j] and `sq` (k,) the squared norms;
+    the squared distance of centers i = lo + b and j is (sq[i] + sq[j]) - 2 G[b, j], as
+    numpy forms it. Row b of `out` gets the L nearest j != i sorted by (distance, index);
+    `best` (B x L) is scratch for their distances. One scan of G keeping the L best: no
+    selection over k x k values, no temporaries.
+    """
+    cdef Py_ssize_t B = G.shape[0], k = G.shape[1], L = out.shape[1]
+    cdef Py_ssize_t b, i, j, m, p
+    cdef double v, si
+    if sq.shape[0] != k or out.shape[0] != B or best.shape[0] < B or best.shape[1] != L \
+            or L > k - 1 or lo < 0 or lo + B > k:
+        raise ValueError("nearest_others: G, sq, out and best disagree, or L > k - 1")
+    if L == 0:
+        return
+    with nogil:
+        for b in range(B):
+            i = lo + b
+            si = sq[i]
+            m = 0                                   # neighbours held so far
+            for j in range(k):
+                if j == i:
+                    continue
+                v = (si + sq[j]) - 2.0 * G[b, j]
+                if m == L and not v < best[b, L - 1]:
+                    continue
+                # insert after every held distance <= v: ties keep the lower index first
+                p = m if m < L else L - 1
+                while p > 0 and best[b, p - 1] > v:
+                    best[b, p] = best[b, p - 1]
+                    out[b, p] = out[b, p - 1]
+                    p -= 1
+                best[b, p] = v
+                out[b, p] = j
+                if m < L:
+                    m += 1

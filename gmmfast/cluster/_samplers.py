@@ -45,7 +45,7 @@ def center_neighbors(centers: np.ndarray, n_neighbors: int) -> np.ndarray:
     Squared distances come from a gemm of the centers (||a||^2 + ||b||^2 - 2 a.b, in
     double) in blocks of rows, so memory is O(rows x k), never k x k x d; BLAS runs single
     threaded in a fit, so the result does not depend on the thread count. Each row is
-    sorted by distance.
+    sorted by (distance, index).
     """
     C = np.asarray(centers, dtype=np.float64)
     k = C.shape[0]
@@ -54,16 +54,10 @@ def center_neighbors(centers: np.ndarray, n_neighbors: int) -> np.ndarray:
     if L <= 0:
         return out
     sq = np.einsum("ij,ij->i", C, C)
+    best = np.empty((min(_GRAPH_ROWS, k), L))
     for lo in range(0, k, _GRAPH_ROWS):
         hi = min(lo + _GRAPH_ROWS, k)
-        d = sq[lo:hi, None] + sq[None, :] - 2.0 * (C[lo:hi] @ C.T)
-        d[np.arange(hi - lo), np.arange(lo, hi)] = np.inf
-        if L < k - 1:
-            part = np.argpartition(d, L - 1, axis=1)[:, :L]
-        else:
-            part = np.argsort(d, axis=1, kind="stable")[:, :L]
-        rows = np.arange(hi - lo)[:, None]
-        out[lo:hi] = part[rows, np.argsort(d[rows, part], axis=1, kind="stable")]
+        walk_kernels.nearest_others(C[lo:hi] @ C.T, sq, lo, out[lo:hi], best)
     return out
 
 
