@@ -1518,7 +1518,6 @@ def walk(const floating[:, ::1] X, const floating[::1] sample_weight,
     """
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1], k = centers.shape[0]
     cdef Py_ssize_t n_blocks = block_steps.shape[0]
-    cdef Py_ssize_t b, lo
     # walk_start and walk check the same chain buffers (twins of one shape check).
     if sample_weight.shape[0] != n or labels.shape[0] != n or costs.shape[0] != n \
             or centers.shape[1] != d or block_size < 1 or n_blocks != (n + block_size - 1) // block_size \
@@ -1530,23 +1529,32 @@ def walk(const floating[:, ::1] X, const floating[::1] sample_weight,
         return
     n_threads = threads_for(n_threads, n_blocks, <double>np.asarray(block_steps).sum() * d,
                             _GRAIN)
-    # Kernel twin, kept for speed: one parallel loop per row width, chosen outside it (see
-    # row_width in _common.pxd: inside it, the test would tell the compiler d < 32).
-    with nogil:
-        if d >= GMM_COST_WIDE_D:
-            for b in prange(n_blocks, schedule="dynamic", num_threads=n_threads):
-                lo = b * block_size
-                block_accepted[b] += _walk_block(
-                    &X[0, 0], &sample_weight[0], &centers[0, 0], &labels[0], &costs[0],
-                    lo, min(lo + block_size, n), d, k, &block_total[b], block_budget[b],
-                    block_steps[b], &block_rng[b], <wide_row>0)
-        else:
-            for b in prange(n_blocks, schedule="dynamic", num_threads=n_threads):
-                lo = b * block_size
-                block_accepted[b] += _walk_block(
-                    &X[0, 0], &sample_weight[0], &centers[0, 0], &labels[0], &costs[0],
-                    lo, min(lo + block_size, n), d, k, &block_total[b], block_budget[b],
-                    block_steps[b], &block_rng[b], <narrow_row>0)
+    # The row width is chosen here, outside the parallel loop (see row_width in _common.pxd:
+    # inside it, the test would tell the compiler d < 32).
+    if d >= GMM_COST_WIDE_D:
+        _walk_blocks(&X[0, 0], &sample_weight[0], &centers[0, 0], &labels[0], &costs[0], n, d,
+                     k, block_size, n_blocks, &block_steps[0], &block_total[0],
+                     &block_budget[0], &block_rng[0], &block_accepted[0], n_threads,
+                     <wide_row>0)
+    else:
+        _walk_blocks(&X[0, 0], &sample_weight[0], &centers[0, 0], &labels[0], &costs[0], n, d,
+                     k, block_size, n_blocks, &block_steps[0], &block_total[0],
+                     &block_budget[0], &block_rng[0], &block_accepted[0], n_threads,
+                     <narrow_row>0)
+
+
+cdef void _walk_blocks(const floating* X, const floating* sw, const floating* C, int* labels,
+                       double* costs, Py_ssize_t n, Py_ssize_t d, Py_ssize_t k,
+                       Py_ssize_t block_size, Py_ssize_t n_blocks, const int64_t* block_steps,
+                       double* block_total, const double* block_budget, uint64_t* block_rng,
+                       int64_t* block_accepted, int n_threads, row_width width) noexcept nogil:
+    """walk's blocks in parallel, one chain each, at one row width."""
+    cdef Py_ssize_t b, lo
+    for b in prange(n_blocks, schedule="dynamic", num_threads=n_threads):
+        lo = b * block_size
+        block_accepted[b] += _walk_block(X, sw, C, labels, costs, lo, min(lo + block_size, n),
+                                         d, k, &block_total[b], block_budget[b],
+                                         block_steps[b], &block_rng[b], width)
 
 
 def pp_width():
