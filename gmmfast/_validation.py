@@ -11,6 +11,9 @@ import numbers
 from typing import Any, Optional, Tuple
 
 import numpy as np
+# Every fit draws from numpy.random; numpy 2 imports it on first use (about 10 ms), so it is
+# imported with the package rather than inside the first fit.
+import numpy.random  # noqa: F401
 
 FLOAT_DTYPES = (np.float64, np.float32)
 #: The largest label, latent value or count of them the kernels hold (they store int32).
