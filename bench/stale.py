@@ -179,6 +179,16 @@ _WALK_WIDTH = (
     "only through discover_parts, and its parts and the coherent labels from them (Potts "
     "weights 0, 0.25, 0.5, 1; d = 66 with 100 training images, and the defaults) came out "
     "bit-identical on 4aafca7's build and on main's 0828778 (AVX-512, 2026-11-30)")
+_NEIGHBOURS_MIDDLE = (
+    "the center graph's neighbours by one scan in a kernel (nearest_others), the walks' twin "
+    "parallel loops folded into one helper each, a middle level of 256 rows per center in "
+    "'auto' (fits of 1e7 rows and more at k = 1000), numpy.random imported with the package: "
+    "the LS-SVM and Potts scripts reach none of the k-means code (and numpy.random was "
+    "imported before their timers either way); the scene scripts reach k-means only through "
+    "discover_parts (Lloyd from k-means++ on every row: no levels), and its parts and the "
+    "coherent labels from them (Potts weights 0, 0.25, 0.5, 1; d = 66 with 100 training "
+    "images, and the defaults) came out bit-identical on 46912a2's build and on main's "
+    "9c92e02 (AVX-512, 2026-11-30)")
 DECLARED_UNCHANGED_FOR: Dict[str, Tuple[Tuple[str, ...], str]] = {
     **{sha: (("scenes_table3", "scenes_calibration"), _SCENE_PARTS_SAME) for sha in (
         "94aa664cd5331a415dfb7217ea39bf05f37ab754", "28956fc72376c30de778d137208c6fcf94d849dc",
@@ -204,6 +214,10 @@ DECLARED_UNCHANGED_FOR: Dict[str, Tuple[Tuple[str, ...], str]] = {
         "ff96bf7c4457df0108fea1029aadcc676a67d3f0",
         "d68f86fdac188259e42910b1040f6761fc2bc447",
         "4aafca7e2e0bf0d3dc4d9f79f0650ec9094fafd4")},
+    **{sha: (("scenes_table3", "scenes_calibration", "lssvm_calibration",
+              "lssvm_crammer_singer", "lssvm_inference", "lssvm_selection", "lssvm_table2",
+              "potts_throughput"), _NEIGHBOURS_MIDDLE) for sha in (
+        "1194c2be38ed42b184fb3b9d349b3e0455d8f687", "d34d96a07573259e3c9c42b837e3dd13774835ff", "59bcd69d6910cff778a7ad0db8b91d526e18ea45", "46912a2f2be6b662d13a74a7649937cebc19d16f")},
 }
 
 #: Bench script (bench/NAME.py) -> the package paths its figures measure. The script itself is
