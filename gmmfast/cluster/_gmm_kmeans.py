@@ -65,8 +65,9 @@ class GMMKMeans(TransformerOutputMixin, BaseEstimator):
     sample_size : int, "auto" or None, default="auto"
         Coarse to fine: G-MM with its escapes (the global moves: which regions hold too
         many or too few centers) runs on a uniform sample of this many rows; then Lloyd's
-        passes polish its centers to a fixed point (no label changes), first on a sample of
-        1024 rows per center where the data has at least 4x as many rows, then on every row
+        passes polish its centers to a fixed point (no label changes), first on samples of
+        256 and 1024 rows per center, each where it has at least 4x the rows of the level
+        before and the data at least 4x as many rows as it, then on every row
         (passes after the first read only the rows whose label may change); the result
         (``inertia_``, ``labels_``) is that of every row. "auto": max(64 k, 20,000)
         rows with the default selection (merge-split, eta < 1), and every row otherwise;
