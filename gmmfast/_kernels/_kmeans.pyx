@@ -1543,6 +1543,8 @@ def walk(const floating[:, ::1] X, const floating[::1] sample_weight,
                      <narrow_row>0)
 
 
+# Kernel twin, kept for speed: _walks.pyx _local_blocks holds local_walk's blocks alike (each
+# calls its own inlined chain; a shared helper would need a call through a pointer per block).
 cdef void _walk_blocks(const floating* X, const floating* sw, const floating* C, int* labels,
                        double* costs, Py_ssize_t n, Py_ssize_t d, Py_ssize_t k,
                        Py_ssize_t block_size, Py_ssize_t n_blocks, const int64_t* block_steps,

@@ -167,6 +167,7 @@ def local_walk(const floating[:, ::1] X, const floating[::1] sample_weight,
                       &block_accepted[0], n_threads, <narrow_row>0)
 
 
+# Kernel twin, kept for speed: _kmeans.pyx _walk_blocks holds the uniform walk's blocks alike.
 cdef void _local_blocks(const floating* X, const floating* sw, const floating* C,
                         const int* indptr, const int* indices, double eps, int* labels,
                         double* costs, Py_ssize_t n, Py_ssize_t d, Py_ssize_t k,
