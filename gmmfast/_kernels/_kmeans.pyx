@@ -79,6 +79,18 @@ def simd_level(level=None):
     return _LEVEL
 
 
+cdef extern from "gmm_bounds.h":
+    Py_ssize_t gmm_lazy_keep(int level, const int* labels, const double* upper, double* lower,
+                             const double* xsq, const int64_t* idx, Py_ssize_t p0,
+                             Py_ssize_t p1, const double* up_shift, const double* low_shift,
+                             const double* jump_gap, const double* cum_other, double tol,
+                             double maxcsq, int64_t* miss) noexcept nogil
+    void gmm_watch_mark(int level, const int* labels, const double* upper,
+                        const double* lower, const double* xsq, Py_ssize_t p0, Py_ssize_t p1,
+                        const double* up_cap, const double* low_cap, double tol,
+                        double csq_cap, unsigned char* mask) noexcept nogil
+
+
 cdef extern from "gmm_cost.h":
     double gmm_cost_d_at(int level, const double* x, const double* c, Py_ssize_t d, double w,
                          double* r) noexcept nogil
@@ -979,6 +991,9 @@ def kmeans_lazy_pass(const floating[:, ::1] X, const floating[::1] sample_weight
     cdef unsigned char st_
     cdef int64_t n_changed, n_searched, n_tight
     cdef int64_t* todo
+    cdef int64_t* miss
+    cdef Py_ssize_t n_miss
+    cdef const int64_t* widx = &watch[0] if watched else NULL
     cdef double* xq
     cdef float* xf
     cdef int* lab
@@ -1012,6 +1027,7 @@ def kmeans_lazy_pass(const floating[:, ::1] X, const floating[::1] sample_weight
     n_threads = threads_for(n_threads, slot_hi - slot_lo, <double>rows * 4, _GRAIN)
     with nogil, parallel(num_threads=n_threads):
         todo = <int64_t*> malloc(_CHUNK * sizeof(int64_t))
+        miss = <int64_t*> malloc(_CHUNK * sizeof(int64_t))
         xq = <double*> malloc(_CHUNK * sizeof(double))
         xf = <float*> malloc(_CHUNK * d * sizeof(float)) if screen else NULL
         lab = <int*> malloc(_CHUNK * sizeof(int))
@@ -1053,22 +1069,21 @@ def kmeans_lazy_pass(const floating[:, ::1] X, const floating[::1] sample_weight
                 m = 0
                 mp = 0
                 mj = 0
-                for p in range(p0, p1):
+                # the rows whose loosened bounds keep their label (X not read; the stored
+                # bound of those the jumped centers now bound is lowered) are decided by one
+                # vectorised scan; the others (miss) go on to the checks below
+                n_miss = gmm_lazy_keep(level, &labels[0], &upper[0], &lower[0], &xsq[0],
+                                       widx, p0, p1, &up_shift[0], &low_shift[0],
+                                       &jump_gap[0], &cum_other[0], tol, maxcsq, miss)
+                for q in range(n_miss):
+                    p = miss[q]
                     i = watch[p] if watched else p
                     old = labels[i]
                     # lower bounds on the distance to the other centers: those that did not
                     # jump (lb) and those that did (lbj, by the triangle inequality)
                     lb = lower[i] - low_shift[old]
                     ub = upper[i] + up_shift[old]
-                    lbj = jump_gap[old] - ub
-                    lball = lb if lb < lbj else lbj
-                    if not lball > 0:
-                        lball = 0.0
                     tau = tol * (xsq[i] + maxcsq)
-                    if ub * ub * (1.0 + 1e-12) + tau < lball * lball:
-                        if lbj < lb:                # kept; the jumped centers bound it now
-                            lower[i] = lbj + cum_other[old]
-                        continue                    # kept: X not read
                     if n_jumped > 0 and lb > 0 and ub * ub * (1.0 + 1e-12) + tau < lb * lb:
                         # only the jumped centers may stand in the way, even at the loose
                         # upper bound: checked below first, tightened only if that fails
@@ -1161,18 +1176,13 @@ def kmeans_lazy_pass(const floating[:, ::1] X, const floating[::1] sample_weight
                             row = _slot_row(&slot_delta[s, j, 0], &touched[s, j], d)
                             _moment(row, &X[i, 0], &anchors[j, 0], d, wi, 1.0)
                 if marking:                 # a pass over every row: p is the row
-                    for p in range(p0, p1):
-                        old = labels[p]
-                        ub = upper[p] + up_cap[old]
-                        lb = lower[p] - low_cap[old]
-                        if not lb > 0:
-                            lb = 0.0
-                        wmask[p] = not (ub * ub * (1.0 + 1e-12) + tol * (xsq[p] + csq_cap)
-                                        < lb * lb)
+                    gmm_watch_mark(level, &labels[0], &upper[0], &lower[0], &xsq[0], p0, p1,
+                                   &up_cap[0], &low_cap[0], tol, csq_cap, &wmask[0])
             slot_changed[s] = n_changed
             slot_searched[s] = n_searched
             slot_tightened[s] = n_tight
         free(todo)
+        free(miss)
         free(xq)
         free(xf)
         free(lab)
