@@ -32,63 +32,55 @@
 /* Rows a call of the scan decides at once (its keep flags live on the stack). */
 #define GMM_KEEP_BLOCK 256
 
+/* One row of gmm_lazy_keep: LOW (an lvalue), UP and XSQ are its lower and upper bounds and
+ * ||x||^2, O its label; KEEP gets whether its bounds keep it. */
+#define GMM_KEEP_ROW(LOW, UP, XSQ, O, KEEP) {                                               \
+    double lb_ = (LOW) - low_shift[O], ub_ = (UP) + up_shift[O];                            \
+    double lbj_ = jump_gap[O] - ub_;                                                        \
+    double l_ = lb_ < lbj_ ? lb_ : lbj_;                                                    \
+    l_ = l_ > 0 ? l_ : 0.0;                                                                 \
+    double tau_ = tol * ((XSQ) + maxcsq), co_ = cum_other[O], lw_ = (LOW);                  \
+    int k_ = ub_ * ub_ * (1.0 + 1e-12) + tau_ < l_ * l_;                                    \
+    (KEEP) = k_;                                                                            \
+    (LOW) = (k_ & (lbj_ < lb_)) ? lbj_ + co_ : lw_;   /* a store either way: no branch */   \
+}
+
 /* Rows p0..p1-1 (row i = idx[p], or p without idx): a row keeps its label when
  *   ub = upper[i] + up_shift[o], lb = lower[i] - low_shift[o], lbj = jump_gap[o] - ub,
  *   l = max(0, min(lb, lbj)) (0 if NaN), tau = tol (xsq[i] + maxcsq):
  *   ub^2 (1 + 1e-12) + tau < l^2      (o = labels[i]);
  * a kept row with lbj < lb gets lower[i] = lbj + cum_other[o]. The positions p of the rows
  * not kept go to miss[], in order; returns their number. */
-#define GMM_DEFINE_LAZY_KEEP(NAME, TARGET)                                                     \
-TARGET GMM_NO_CONTRACT_ATTR static intptr_t NAME(                                            \
-        const int *restrict labels, const double *restrict upper, double *restrict lower,    \
-        const double *restrict xsq, const int64_t *restrict idx, intptr_t p0, intptr_t p1,   \
-        const double *restrict up_shift, const double *restrict low_shift,                   \
-        const double *restrict jump_gap, const double *restrict cum_other, double tol,       \
-        double maxcsq, int64_t *restrict miss) {                                             \
-    GMM_NO_CONTRACT                                                                          \
-    int keep[GMM_KEEP_BLOCK];                                                      \
-    intptr_t m = 0;                                                                          \
-    for (intptr_t b0 = p0; b0 < p1; b0 += GMM_KEEP_BLOCK) {                                  \
-        intptr_t nb = p1 - b0 < GMM_KEEP_BLOCK ? p1 - b0 : GMM_KEEP_BLOCK;                   \
-        if (idx) {                                                                           \
-            for (intptr_t q = 0; q < nb; q++) {                                              \
-                int64_t i = idx[b0 + q];                                                     \
-                int o = labels[i];                                                           \
-                double lb = lower[i] - low_shift[o];                                         \
-                double ub = upper[i] + up_shift[o];                                          \
-                double lbj = jump_gap[o] - ub;                                               \
-                double l = lb < lbj ? lb : lbj;                                              \
-                l = l > 0 ? l : 0.0;                                                         \
-                double tau = tol * (xsq[i] + maxcsq);                                        \
-                double co = cum_other[o], lw = lower[i];                                     \
-                int k_ = ub * ub * (1.0 + 1e-12) + tau < l * l;                              \
-                keep[q] = k_;                                                                \
-                lower[i] = (k_ & (lbj < lb)) ? lbj + co : lw;                                \
-            }                                                                                \
-        } else {                                                                             \
-            const int *restrict lab = labels + b0;                                           \
-            const double *restrict up = upper + b0, *restrict xs = xsq + b0;                 \
-            double *restrict lo = lower + b0;                                                \
-            for (intptr_t q = 0; q < nb; q++) {                                              \
-                int o = lab[q];                                                              \
-                double lb = lo[q] - low_shift[o];                                            \
-                double ub = up[q] + up_shift[o];                                             \
-                double lbj = jump_gap[o] - ub;                                               \
-                double l = lb < lbj ? lb : lbj;                                              \
-                l = l > 0 ? l : 0.0;                                                         \
-                double tau = tol * (xs[q] + maxcsq);                                         \
-                double co = cum_other[o], lw = lo[q];                                        \
-                int k_ = ub * ub * (1.0 + 1e-12) + tau < l * l;                              \
-                keep[q] = k_;                                                                \
-                lo[q] = (k_ & (lbj < lb)) ? lbj + co : lw;                                   \
-            }                                                                                \
-        }                                                                                    \
-        for (intptr_t q = 0; q < nb; q++) {      /* branch-free: a store per row */          \
-            miss[m] = b0 + q;                                                                \
-            m += !keep[q];                                                                   \
-        }                                                                                    \
-    }                                                                                        \
-    return m;                                                                                \
+#define GMM_DEFINE_LAZY_KEEP(NAME, TARGET)                                                  \
+TARGET GMM_NO_CONTRACT_ATTR static intptr_t NAME(                                           \
+        const int *restrict labels, const double *restrict upper, double *restrict lower,   \
+        const double *restrict xsq, const int64_t *restrict idx, intptr_t p0, intptr_t p1,  \
+        const double *restrict up_shift, const double *restrict low_shift,                  \
+        const double *restrict jump_gap, const double *restrict cum_other, double tol,      \
+        double maxcsq, int64_t *restrict miss) {                                            \
+    GMM_NO_CONTRACT                                                                         \
+    int keep[GMM_KEEP_BLOCK];                                                               \
+    intptr_t m = 0;                                                                         \
+    for (intptr_t b0 = p0; b0 < p1; b0 += GMM_KEEP_BLOCK) {                                 \
+        intptr_t nb = p1 - b0 < GMM_KEEP_BLOCK ? p1 - b0 : GMM_KEEP_BLOCK;                  \
+        if (idx) {                       /* the watched rows */                             \
+            for (intptr_t q = 0; q < nb; q++) {                                             \
+                int64_t i = idx[b0 + q];                                                    \
+                GMM_KEEP_ROW(lower[i], upper[i], xsq[i], labels[i], keep[q])                \
+            }                                                                               \
+        } else {                         /* consecutive rows: no index (vectorised) */      \
+            const int *restrict lab = labels + b0;                                          \
+            const double *restrict up = upper + b0, *restrict xs = xsq + b0;                \
+            double *restrict lo = lower + b0;                                               \
+            for (intptr_t q = 0; q < nb; q++)                                               \
+                GMM_KEEP_ROW(lo[q], up[q], xs[q], lab[q], keep[q])                          \
+        }                                                                                   \
+        for (intptr_t q = 0; q < nb; q++) {      /* branch-free: a store per row */         \
+            miss[m] = b0 + q;                                                               \
+            m += !keep[q];                                                                  \
+        }                                                                                   \
+    }                                                                                       \
+    return m;                                                                               \
 }
 
 /* Rows p0..p1-1: mask[p] = 1 unless ub^2 (1 + 1e-12) + tol (xsq[p] + csq_cap) < lb^2, with
