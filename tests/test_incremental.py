@@ -550,3 +550,39 @@ def test_the_jumped_centers_check_refuses_bad_rows_and_own_centers():
         K.jump_lower_bounds(X, rows, C, own[:3], out)
     with pytest.raises(ValueError, match="centers must be"):
         K.jump_lower_bounds(X, rows, np.zeros((3, 4)), own, out)
+
+
+def test_incremental_passes_are_the_same_at_every_simd_level():
+    """The scan of the bounds (gmm_bounds.h) and the jumped centers' check are compiled per
+    SIMD level: Lloyd's incremental run gives the same labels, centers and F at every
+    iteration at each level: the labels of a full search. (Which rows are tightened and
+    searched may differ between levels: the search's and the check's values round
+    differently with each vector width, which moves the bounds, not the labels.)"""
+    from gmmfast._kernels import _kmeans as K
+    top = K.simd_level()
+    rng = np.random.default_rng(8)
+    sets = [_mixture(40_000, 5, 60, rng, offset=30.0),
+            _mixture(40_000, 16, 60, rng, dtype=np.float32),
+            _grid(20_000, rng, np.float64)]
+    try:
+        for X in sets:
+            sw = np.ones(X.shape[0], X.dtype)
+            w0 = X[rng.choice(X.shape[0], 30, replace=False)] + 0.25
+            runs = []
+            for level in range(top + 1):
+                K.simd_level(level)
+                counts = []
+                _, res, steps = _run(X, sw, w0, True, 2, max_iter=200,
+                                     check=lambda a, h: counts.append((a.searched,
+                                                                       a.tightened)))
+                runs.append((res.n_iter, steps, counts))
+            n_iter, steps, counts = runs[-1]
+            assert sum(t for _, t in counts) > 0 and n_iter > 3
+            for level, (n2, steps2, counts2) in enumerate(runs[:-1]):
+                assert n2 == n_iter and sum(t for _, t in counts2) > 0, level
+                for (lab, w, f, _), (lab2, w2, f2, _) in zip(steps, steps2):
+                    np.testing.assert_array_equal(lab, lab2)
+                    np.testing.assert_array_equal(w, w2)
+                    assert f == f2, level
+    finally:
+        K.simd_level(top)
