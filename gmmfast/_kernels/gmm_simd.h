@@ -96,15 +96,20 @@ static intptr_t gmm_search_cols_f(int level, intptr_t m) {
  * not change it: the same label, best and second as the scalar loop); other compilers
  * merge lane by lane. */
 #if defined(__GNUC__) && !defined(__clang__)
+/* Every lane of the vector v (type V, IV the integer vector of its W lanes, IT their type)
+ * set to the least of v's lanes, by log2(W) shuffles of the lane indices `lane` (0..W-1). */
+#define GMM_LANEMIN_TREE(V, IV, IT, W, v, lane) do {                                         \
+        _Pragma("GCC unroll 8")                                                            \
+        for (int h = W / 2; h >= 1; h /= 2) {                                              \
+            V o = __builtin_shuffle(v, lane ^ (IT)h);                                      \
+            IV m = o < v;                                                                  \
+            v = (V)((m & (IV)o) | (~m & (IV)v));                                           \
+        }                                                                                  \
+    } while (0)
 #define GMM_DEFINE_MERGE(NAME, T, IT, W, TARGET)                                            \
 /* every lane set to the least of v's lanes */                                             \
 TARGET static inline NAME##_vec NAME##_lanemin(NAME##_vec v, NAME##_ivec lane) {           \
-    _Pragma("GCC unroll 8")                                                                \
-    for (int h = W / 2; h >= 1; h /= 2) {                                                  \
-        NAME##_vec o = __builtin_shuffle(v, lane ^ (IT)h);                                 \
-        NAME##_ivec m = o < v;                                                             \
-        v = (NAME##_vec)((m & (NAME##_ivec)o) | (~m & (NAME##_ivec)v));                    \
-    }                                                                                      \
+    GMM_LANEMIN_TREE(NAME##_vec, NAME##_ivec, IT, W, v, lane);                             \
     return v;                                                                              \
 }                                                                                          \
 TARGET static inline void NAME##_merge(NAME##_vec best, NAME##_vec sec, NAME##_ivec idx,   \
@@ -294,19 +299,14 @@ static inline void gmm_prefetch_rows(const void *X, const int64_t *rows, intptr_
  * row, against the merge of best, index and second of gmm_argmin2). P rows share each
  * loaded vector of centers.
  */
-/* The least of v's lanes: with GCC by log2(W) shuffles (as GMM_DEFINE_MERGE's lanemin; a
+/* The least of v's lanes: with GCC by log2(W) shuffles (GMM_LANEMIN_TREE, as the search's; a
  * row's chain of W - 1 dependent minimums took a sixth of the check's time at d = 16), by
  * a loop elsewhere. The minimum is exact: the same value either way. */
 #if defined(__GNUC__) && !defined(__clang__)
 #define GMM_HMIN_BODY(NAME, T, IT, W)                                                        \
     NAME##_ivec lane_;                                                                      \
     for (int l = 0; l < W; l++) lane_[l] = l;                                               \
-    _Pragma("GCC unroll 8")                                                                 \
-    for (int h = W / 2; h >= 1; h /= 2) {                                                   \
-        NAME##_vec o = __builtin_shuffle(v, lane_ ^ (IT)h);                                 \
-        NAME##_ivec m = o < v;                                                              \
-        v = (NAME##_vec)((m & (NAME##_ivec)o) | (~m & (NAME##_ivec)v));                     \
-    }                                                                                       \
+    GMM_LANEMIN_TREE(NAME##_vec, NAME##_ivec, IT, W, v, lane_);                             \
     return v[0];
 #else
 #define GMM_HMIN_BODY(NAME, T, IT, W)                                                        \
