@@ -290,15 +290,6 @@ static inline void gmm_prefetch_rows(const void *X, const int64_t *rows, intptr_
     }
 }
 
-/* ---- least value over all centers but one ----------------------------------------------
- *
- * For rows[0..n-1] of X: out[q] = the least of csq_j - 2 x.c_j over the columns j < kc of the
- * layout (kc a multiple of W, at most kp, the layout's row length) other than own[q] (-1:
- * none). Lower-bounds the distance to every such center once ||x||^2 is added and the
- * rounding allowed for; no label, so the lanes reduce by a minimum only (a few operations a
- * row, against the merge of best, index and second of gmm_argmin2). P rows share each
- * loaded vector of centers.
- */
 /* The least of v's lanes: with GCC by log2(W) shuffles (GMM_LANEMIN_TREE, as the search's; a
  * row's chain of W - 1 dependent minimums took a sixth of the check's time at d = 16), by
  * a loop elsewhere. The minimum is exact: the same value either way. */
@@ -315,6 +306,15 @@ static inline void gmm_prefetch_rows(const void *X, const int64_t *rows, intptr_
     return b;
 #endif
 
+/* ---- least value over all centers but one ----------------------------------------------
+ *
+ * For rows[0..n-1] of X: out[q] = the least of csq_j - 2 x.c_j over the columns j < kc of the
+ * layout (kc a multiple of W, at most kp, the layout's row length) other than own[q] (-1:
+ * none). Lower-bounds the distance to every such center once ||x||^2 is added and the
+ * rounding allowed for; no label, so the lanes reduce by a minimum only (a few operations a
+ * row, against the merge of best, index and second of gmm_argmin2). P rows share each
+ * loaded vector of centers.
+ */
 #define GMM_DEFINE_MINOTHER(NAME, T, IT, W, P, TARGET, VMIN)                                 \
 typedef T NAME##_vec __attribute__((vector_size(W * sizeof(T))));                           \
 typedef T NAME##_uvec __attribute__((vector_size(W * sizeof(T)), aligned(sizeof(T))));      \
