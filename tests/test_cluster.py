@@ -1000,8 +1000,22 @@ def test_auto_levels_add_a_middle_level_only_where_it_fits():
     middle levels of MIDDLE_ROWS_PER_CENTER that stay within 1 / LEVEL_STEP of their
     neighbours, then every row."""
     from gmmfast.cluster._fit import GMMParams
-    assert GMMParams(k=1000, sample_size="auto").levels(10**7) == [64_000, 256_000,
-                                                                   1_024_000, 10**7]
-    assert GMMParams(k=1000, sample_size="auto").levels(10**6) == [64_000, 10**6]
-    assert GMMParams(k=100, sample_size="auto").levels(10**7) == [20_000, 102_400, 10**7]
-    assert GMMParams(k=100, sample_size="auto").levels(50_000) == [20_000, 50_000]
+    assert GMMParams(k=1000, sample_size="auto").levels(10**7, 16) == [64_000, 256_000,
+                                                                       1_024_000, 10**7]
+    assert GMMParams(k=1000, sample_size="auto").levels(10**6, 128) == [64_000, 10**6]
+    assert GMMParams(k=100, sample_size="auto").levels(10**7, 16) == [20_000, 102_400, 10**7]
+    assert GMMParams(k=100, sample_size="auto").levels(50_000, 16) == [20_000, 50_000]
+
+
+def test_auto_levels_take_every_row_where_the_sample_is_large_and_thin():
+    """sample_size="auto" fits every row where the sample would hold at least half of them
+    and fewer than 2 d rows per center; a sample given as a number is always drawn, and a
+    small d or a small share keeps the sample."""
+    from gmmfast.cluster._fit import GMMParams
+    auto = GMMParams(k=1000, sample_size="auto")
+    assert auto.levels(100_000, 64) == [100_000]          # 64 per center < 2 x 64
+    assert auto.levels(100_000, 128) == [100_000]
+    assert auto.levels(100_000, 32) == [64_000, 100_000]  # 64 per center = 2 x 32
+    assert auto.levels(128_001, 128) == [64_000, 128_001]  # less than half the rows
+    assert GMMParams(k=100, sample_size="auto").levels(100_000, 128) == [20_000, 100_000]
+    assert GMMParams(k=1000, sample_size=64_000).levels(100_000, 128) == [64_000, 100_000]

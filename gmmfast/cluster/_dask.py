@@ -72,10 +72,12 @@ class DaskRows:
     def gathers(self, p: Any) -> bool:
         """Whether G-MM's level runs on every row gathered to the driver: the default search
         (merge-split) on data no larger than its default coarse level (``sample_size="auto"``,
-        64 rows per center, at least 20,000). Those are no more rows than the sample a larger
-        fit gathers for its coarse level, so no size limit applies beyond that one."""
+        64 rows per center, at least 20,000, or every row where that sample would hold half
+        of them and fewer than 2 d rows per center). Those are at most twice the rows of the
+        sample a larger fit gathers for its coarse level, so no size limit applies beyond
+        that one."""
         return (isinstance(p.core_selection, str) and p.core_selection == "merge-split"
-                and replace(p, sample_size="auto").levels(self.n)[0] >= self.n)
+                and replace(p, sample_size="auto").levels(self.n, self.d)[0] >= self.n)
 
     def in_memory(self, p: Any) -> Optional[MemoryRows]:
         """Every row, gathered to the driver once and kept until the polish, where

@@ -70,7 +70,9 @@ class GMMKMeans(TransformerOutputMixin, BaseEstimator):
         before and the data at least 4x as many rows as it, then on every row
         (passes after the first read only the rows whose label may change); the result
         (``inertia_``, ``labels_``) is that of every row. "auto": max(64 k, 20,000)
-        rows with the default selection (merge-split, eta < 1), and every row otherwise;
+        rows with the default selection (merge-split, eta < 1), unless that is at least
+        half the rows and fewer than 2 d per center (then every row), and every row
+        otherwise;
         None: every row. X with no more rows than the sample is fitted on every row; with
         the default selection that fit too ends with Lloyd's passes to a fixed point (on
         the same rows), so every default fit ends at a fixed point of Lloyd's map.
