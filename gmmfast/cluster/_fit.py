@@ -113,10 +113,11 @@ AUTO_MIN_SAMPLE = 20_000
 #: saves at most half of one over every row) and fewer than AUTO_WHOLE_ROWS_PER_DIM x d rows
 #: per center (too few to place a center in d dimensions): then "auto" is every row.
 #: Measured (one thread, AVX-512, seeds 0-2): at 1e5 x 64 and 1e5 x 128, k = 1000, every row
-#: ended at SSE/n 3491.2 and 7909.4 (means) against 3527.0 and 8005.0 on the sample, below
-#: scikit-learn's KMeans(n_init=1) in every seed, in 4.6 and 7.4 s against 2.4 and 4.1 s
-#: (faiss's defaults: 3.6 and 5.2 s); at 1e5 x 16, k = 1000, the sample stays (every row:
-#: 1.8-2.5 s, over 2x faiss's 0.6 s).
+#: ended at SSE/n 3491.2 and 7909.4 (means) against 3527.0 and 8005.0 on the sample, in 4.6
+#: and 7.4 s against 2.4 and 4.1 s (faiss's defaults: 3.6 and 5.2 s); over seeds 0-4 it is
+#: below scikit-learn's KMeans(n_init=1) with the same seed in 5 of 5 (bench/results/
+#: seeds.md). At 1e5 x 16, k = 1000, the sample stays (every row: 1.8-2.5 s, over 2x faiss's
+#: 0.6 s).
 AUTO_WHOLE_SHARE = 2
 AUTO_WHOLE_ROWS_PER_DIM = 2
 #: Between the coarse level and every row, Lloyd's passes also run on samples of this many
