@@ -69,10 +69,10 @@ class GMMKMeans(TransformerOutputMixin, BaseEstimator):
         256 and 1024 rows per center, each where it has at least 4x the rows of the level
         before and the data at least 4x as many rows as it, then on every row
         (passes after the first read only the rows whose label may change); the result
-        (``inertia_``, ``labels_``) is that of every row. "auto": max(64 k, 20,000)
-        rows with the default selection (merge-split, eta < 1), unless that is at least
-        half the rows and fewer than 2 d per center (then every row), and every row
-        otherwise;
+        (``inertia_``, ``labels_``) is that of every row. "auto": with the default
+        selection (merge-split, eta < 1), max(64 k, 20,000) rows, or every row where
+        that would be at least half of them and fewer than 2 d rows per center; every
+        row with the other selections;
         None: every row. X with no more rows than the sample is fitted on every row; with
         the default selection that fit too ends with Lloyd's passes to a fixed point (on
         the same rows), so every default fit ends at a fixed point of Lloyd's map.
