@@ -261,3 +261,78 @@ def test_kmeans_plusplus_step_on_float_rows_matches_the_exact_gains(vectors):
     gains = (w64[:, None] * np.maximum(cl[:, None] - D, 0.0)).sum(0)
     np.testing.assert_allclose(chunk_gain.sum(0), gains, rtol=1e-5, atol=1e-3)
     assert chunk_gain[:, 0].sum() == 0.0          # the update's own lane lowers nothing
+
+
+@pytest.mark.parametrize("n", [1, 15, 16, 300, 1000])
+def test_kmeans_plusplus_panel_step_matches_the_row_kernel(n):
+    """The step on row panels (pp_step_panel), at every SIMD level, for 1 to 32 centers and
+    a partial last panel and chunk: every (row, center) distance is the float row kernel's
+    (the same closest after the update, bit for bit, where the row kernel's lanes fit),
+    and the potential and the gains are the exact sums to float32's rounding."""
+    from gmmfast._kernels import _kmeans as K
+    from gmmfast.cluster import _pass
+    rng = np.random.default_rng(11)
+    d = 13
+    X = rng.normal(scale=3.0, size=(n, d)).astype(np.float32)
+    sw = rng.uniform(0.5, 2.0, n).astype(np.float32)
+    sw[::7] = 0.0
+    XP = _pass.pp_panel(X, 2)
+    assert XP.shape == (-(-n // _pass.PANEL), d, _pass.PANEL)
+    n_chunks = -(-n // _pass.CHUNK)
+    X64, w64 = X.astype(np.float64), sw.astype(np.float64)
+    top = K.simd_level()
+    try:
+        for level in range(top + 1):
+            K.simd_level(level)
+            for tp in (1, 2, 7, 9, 16, 23, 32):
+                CT = np.ascontiguousarray(rng.normal(scale=3.0, size=(d, tp)))
+                closest = rng.uniform(5.0, 80.0, n)
+                before = closest.copy()
+                chunk_pot, chunk_gain = np.empty(n_chunks), np.empty((n_chunks, tp))
+                _pass.pp_step_panel(XP, sw, closest, CT, True, chunk_pot, chunk_gain, 2)
+                D = ((X64[:, None, :] - CT.T.astype(np.float32)[None]) ** 2).sum(-1)
+                cl = np.minimum(before, D[:, 0])
+                np.testing.assert_allclose(closest, cl, rtol=(d + 2) * 2.0 ** -23)
+                np.testing.assert_allclose(chunk_pot.sum(), (w64 * cl).sum(), rtol=1e-6)
+                gains = (w64[:, None] * np.maximum(cl[:, None] - D, 0.0)).sum(0)
+                np.testing.assert_allclose(chunk_gain.sum(0), gains, rtol=1e-5, atol=1e-3)
+                width = _pass.pp_width()
+                if tp % width == 0 and tp <= 4 * width:   # the row kernel takes these
+                    row_closest = before.copy()
+                    row_pot, row_gain = np.empty(n_chunks), np.empty((n_chunks, tp))
+                    _pass.pp_step(X, sw, row_closest, CT, True, row_pot, row_gain, 1)
+                    np.testing.assert_array_equal(closest, row_closest)
+                    np.testing.assert_allclose(chunk_gain, row_gain, rtol=1e-12, atol=1e-9)
+    finally:
+        K.simd_level(top)
+
+
+def test_kmeans_plusplus_panels_refuse_wrong_shapes():
+    from gmmfast.cluster import _pass
+    X = np.zeros((40, 3), np.float32)
+    with pytest.raises(ValueError, match="XP must be"):
+        _pass.kernels.pp_panel(X, np.empty((2, 3, _pass.PANEL), np.float32), 1)
+    XP = _pass.pp_panel(X, 1)
+    sw, closest = np.ones(40, np.float32), np.full(40, np.inf)
+    pot, gain = np.empty(1), np.empty((1, 33))
+    with pytest.raises(ValueError, match="1 to 32 columns"):
+        _pass.pp_step_panel(XP, sw, closest, np.zeros((3, 33)), True, pot, gain, 1)
+    with pytest.raises(ValueError, match="disagree in shape"):
+        _pass.pp_step_panel(XP, sw[:39], closest, np.zeros((3, 2)), True, pot, gain[:, :2], 1)
+
+
+def test_kmeans_plusplus_is_the_same_on_panels_and_rows(monkeypatch):
+    """Seeding through panels (the default for dense X) draws the same centers as the row
+    kernel on the same float32 values (same seeds; the distances are the same bits, the
+    sums differ only in their order)."""
+    import gmmfast.cluster._init as init
+    rng = np.random.default_rng(5)
+    means = rng.uniform(-20, 20, size=(60, 16))
+    X = (means[rng.integers(60, size=5000)] + rng.normal(size=(5000, 16))).astype(np.float32)
+    for k in (50, 300):
+        for seed in range(3):
+            panel = init.kmeans_plusplus(X, k, random_state=seed, n_threads=2)
+            monkeypatch.setattr(init, "SEED_PANEL_MAX_BYTES", 0)
+            row = init.kmeans_plusplus(X, k, random_state=seed, n_threads=2)
+            monkeypatch.undo()
+            np.testing.assert_array_equal(panel, row)

@@ -374,7 +374,7 @@ def test_large_float64_data_is_seeded_through_float32_values(monkeypatch):
     seen = []
     original = dropin._SeedRows.pp_step
     monkeypatch.setattr(dropin._SeedRows, "pp_step",
-                        staticmethod(lambda rows, *a: seen.append(rows.X32.dtype) or
+                        staticmethod(lambda rows, *a: seen.append(rows.panels.dtype) or
                                      original(rows, *a)))
     fast = km._init_centroids(X, None, "k-means++", np.random.default_rng(3), sw)
     assert seen and all(t == np.float32 for t in seen)

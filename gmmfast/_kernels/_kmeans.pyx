@@ -60,6 +60,11 @@ cdef extern from "gmm_simd.h":
     int gmm_pp_f(int level, const float* X, Py_ssize_t n, Py_ssize_t d, const double* CT,
                  Py_ssize_t tp, const float* sw, double* closest, int update, double* pot,
                  double* gain) noexcept nogil
+    int gmm_ppp_f(int level, const float* XP, Py_ssize_t n, Py_ssize_t d, const double* CT,
+                  Py_ssize_t tp, const float* sw, double* closest, int update, double* pot,
+                  double* gain) noexcept nogil
+    enum: GMM_PANEL
+    enum: GMM_PP_MAX_TP
 
 cdef int _MAX_LEVEL = gmm_argmin_level()
 cdef int _LEVEL = _MAX_LEVEL
@@ -1610,6 +1615,61 @@ def pp_step(const floating[:, ::1] X, const floating[::1] sample_weight, double[
             else:
                 gmm_pp_f(level, &X[i0, 0], i1 - i0, d, &CT[0, 0], tp, &sample_weight[i0],
                          &closest[i0], update, &chunk_pot[c], &chunk_gain[c, 0])
+
+
+PANEL = GMM_PANEL
+PANEL_MAX_CENTERS = GMM_PP_MAX_TP
+
+
+def pp_panel(const floating[:, ::1] X, float[:, :, ::1] XP, int n_threads):
+    """X's rows as float32 panels of PANEL rows for pp_step_panel: XP[b, f, r] =
+    X[PANEL b + r, f], zero past the last row (XP: (ceil(n / PANEL), d, PANEL))."""
+    cdef Py_ssize_t n = X.shape[0], d = X.shape[1], nb = (X.shape[0] + GMM_PANEL - 1) // GMM_PANEL
+    cdef Py_ssize_t b, f, r, i
+    if XP.shape[0] != nb or XP.shape[1] != d or XP.shape[2] != GMM_PANEL:
+        raise ValueError(f"pp_panel: XP must be ({nb}, {d}, {GMM_PANEL}), got "
+                         f"({XP.shape[0]}, {XP.shape[1]}, {XP.shape[2]})")
+    n_threads = threads_for(n_threads, nb, <double>n * d, _GRAIN)
+    with nogil:
+        for b in prange(nb, schedule="static", num_threads=n_threads):
+            for r in range(GMM_PANEL):
+                i = b * GMM_PANEL + r
+                if i < n:
+                    for f in range(d):
+                        XP[b, f, r] = <float>X[i, f]
+                else:
+                    for f in range(d):
+                        XP[b, f, r] = 0.0
+
+
+def pp_step_panel(const float[:, :, ::1] XP, const float[::1] sample_weight,
+                  double[::1] closest, const double[:, ::1] CT, bint update,
+                  double[::1] chunk_pot, double[:, ::1] chunk_gain, int n_threads):
+    """pp_step on X's rows as panels (pp_panel; n = len(closest) rows): the same sums, each
+    (row, center) distance in float32 as pp_step's float rows, for any 1 to
+    PANEL_MAX_CENTERS columns of CT (no padding); the per-chunk sums add the rows in
+    PANEL lanes (see gmm_simd.h)."""
+    cdef Py_ssize_t n = closest.shape[0], d = CT.shape[0], tp = CT.shape[1]
+    cdef Py_ssize_t n_chunks = (n + _CHUNK - 1) // _CHUNK
+    cdef int level = _LEVEL
+    cdef Py_ssize_t c, i0, i1
+    if XP.shape[0] != (n + GMM_PANEL - 1) // GMM_PANEL or XP.shape[1] != d \
+            or XP.shape[2] != GMM_PANEL or sample_weight.shape[0] != n:
+        raise ValueError("pp_step_panel: XP, sample_weight, closest and CT disagree in shape")
+    if tp < 1 or tp > GMM_PP_MAX_TP:
+        raise ValueError(f"pp_step_panel: CT needs 1 to {GMM_PP_MAX_TP} columns, got {tp}")
+    if chunk_pot.shape[0] != n_chunks or chunk_gain.shape[0] != n_chunks \
+            or chunk_gain.shape[1] != tp:
+        raise ValueError(f"pp_step_panel: chunk_pot ({n_chunks},) and chunk_gain ({n_chunks}, "
+                         f"{tp}) have the wrong shape")
+    n_threads = threads_for(n_threads, n_chunks, <double>n * tp * d, _GRAIN)
+    with nogil:
+        for c in prange(n_chunks, schedule="static", num_threads=n_threads):
+            i0 = c * _CHUNK
+            i1 = min(i0 + _CHUNK, n)
+            gmm_ppp_f(level, &XP[i0 // GMM_PANEL, 0, 0], i1 - i0, d, &CT[0, 0], tp,
+                      &sample_weight[i0], &closest[i0], update, &chunk_pot[c],
+                      &chunk_gain[c, 0])
 
 
 def pp_pick(const floating[::1] sample_weight, const double[::1] closest,

@@ -5,6 +5,7 @@
  * 2. gmm_minother_{d,f}: the least search value over all centers but one, a lower bound
  *    for the incremental passes' check of the centers that jumped.
  * 3. gmm_pp_{d,f}: one k-means++ step, vectorised over candidates.
+ * 4. gmm_ppp_f: one k-means++ step on panels of float rows, vectorised over rows.
  *
  * Nearest-center search:
  *
@@ -556,6 +557,147 @@ GMM_DEFINE_PPF(gmm_pp_f_avx2, 4, GMM_TARGET("avx2,fma"))
 GMM_DEFINE_PP(gmm_pp_d_avx512, double, 8, GMM_TARGET("avx512f,avx512dq,avx512vl,avx2,fma"))
 GMM_DEFINE_PPF(gmm_pp_f_avx512, 8, GMM_TARGET("avx512f,avx512dq,avx512vl,avx2,fma"))
 #endif
+
+/* ---- one k-means++ step on row panels ------------------------------------------------------
+ *
+ * GMM_DEFINE_PPF's step for float rows stored in panels of GMM_PANEL rows: panel b holds rows
+ * GMM_PANEL b .. GMM_PANEL b + GMM_PANEL - 1 feature-major (XP[(b d + f) GMM_PANEL + r] =
+ * x_{GMM_PANEL b + r, f}; rows past n are zero), so a vector of GMM_PANEL rows meets each
+ * candidate's coordinate once: one subtraction and one fused multiply-add serve GMM_PANEL
+ * rows, where the row kernel spends them on one row and its candidates' lanes (7 of 16 used
+ * at k = 100). Any tp from 1 to GMM_PP_MAX_TP centers (CT d x tp, no padding), in groups of
+ * at most GMM_PP_GROUP a pass over the panel. Each (row, center) distance is the row
+ * kernel's sum, feature by feature in the same order. The update, the potential and the
+ * gains are those of the row kernel too, summed per row lane and the lanes then added in
+ * lane order: the sums depend on the chunk only, never on the thread count.
+ */
+#define GMM_PANEL 16
+#define GMM_PP_GROUP 8
+#define GMM_PP_MAX_TP 32
+
+#define GMM_DEFINE_PPP_G(NAME, G, TARGET)                                                   \
+TARGET static inline void NAME##_g##G(const float *P, intptr_t d, const float *Cf,          \
+                                      intptr_t tp, float *dist) {                            \
+    NAME##_fv acc[G];                                                                        \
+    for (int t = 0; t < G; t++) acc[t] = (NAME##_fv){0};                                   \
+    for (intptr_t f = 0; f < d; f++) {                                                       \
+        NAME##_fv x = *(const NAME##_ufv *)(P + f * GMM_PANEL);                              \
+        for (int t = 0; t < G; t++) {                                                        \
+            NAME##_fv u = x - Cf[f * tp + t];                                                \
+            acc[t] += u * u;                                                                 \
+        }                                                                                    \
+    }                                                                                        \
+    for (int t = 0; t < G; t++) *(NAME##_fv *)(dist + t * GMM_PANEL) = acc[t];              \
+}
+
+#define GMM_DEFINE_PPP(NAME, W, TARGET)                                                      \
+typedef float NAME##_fv __attribute__((vector_size(GMM_PANEL * sizeof(float))));           \
+typedef float NAME##_ufv __attribute__((vector_size(GMM_PANEL * sizeof(float)), aligned(4)));\
+typedef float NAME##_hv __attribute__((vector_size(W * sizeof(float))));                   \
+typedef double NAME##_dv __attribute__((vector_size(W * sizeof(double))));                 \
+typedef double NAME##_udv __attribute__((vector_size(W * sizeof(double)), aligned(8)));    \
+typedef int64_t NAME##_iv __attribute__((vector_size(W * sizeof(double))));                \
+GMM_DEFINE_PPP_G(NAME, 1, TARGET)                                                            \
+GMM_DEFINE_PPP_G(NAME, 2, TARGET)                                                            \
+GMM_DEFINE_PPP_G(NAME, 3, TARGET)                                                            \
+GMM_DEFINE_PPP_G(NAME, 4, TARGET)                                                            \
+GMM_DEFINE_PPP_G(NAME, 5, TARGET)                                                            \
+GMM_DEFINE_PPP_G(NAME, 6, TARGET)                                                            \
+GMM_DEFINE_PPP_G(NAME, 7, TARGET)                                                            \
+GMM_DEFINE_PPP_G(NAME, 8, TARGET)                                                            \
+/* returns 0, -1 if tp is not 1 to GMM_PP_MAX_TP, or -2 if the float copy of CT could not  \
+ * be allocated (then the gains and the potential are NaN) */                               \
+TARGET static int NAME(const float *XP, intptr_t n, intptr_t d, const double *CT,           \
+                       intptr_t tp, const float *sw, double *closest, int update,            \
+                       double *pot, double *gain) {                                          \
+    enum { H = GMM_PANEL / W };                                                              \
+    if (tp < 1 || tp > GMM_PP_MAX_TP) return -1;                                            \
+    float stack[4096];                                                                       \
+    float *Cf = d * tp <= 4096 ? stack : (float *)malloc(d * tp * sizeof(float));           \
+    if (Cf == NULL) {                                                                        \
+        for (intptr_t t = 0; t < tp; t++) gain[t] = NAN;                                     \
+        if (update) *pot = NAN;                                                              \
+        return -2;                                                                           \
+    }                                                                                        \
+    for (intptr_t j = 0; j < d * tp; j++) Cf[j] = (float)CT[j];                              \
+    float dist[GMM_PP_MAX_TP * GMM_PANEL] __attribute__((aligned(64)));                     \
+    NAME##_dv gv[GMM_PP_MAX_TP][H], pv[H];                                                  \
+    for (int h = 0; h < H; h++) pv[h] = (NAME##_dv){0};                                    \
+    for (intptr_t t = 0; t < tp; t++) for (int h = 0; h < H; h++) gv[t][h] = (NAME##_dv){0};\
+    int ng = (int)((tp + GMM_PP_GROUP - 1) / GMM_PP_GROUP);                                  \
+    for (intptr_t i = 0; i < n; i += GMM_PANEL) {                                            \
+        const float *P = XP + i * d;                                                         \
+        for (int g = 0, t0 = 0; g < ng; g++) {                                               \
+            int gs = ((int)tp - t0) / (ng - g);                                              \
+            float *dg = dist + t0 * GMM_PANEL;                                               \
+            switch (gs) {                                                                    \
+            case 1: NAME##_g1(P, d, Cf + t0, tp, dg); break;                                 \
+            case 2: NAME##_g2(P, d, Cf + t0, tp, dg); break;                                 \
+            case 3: NAME##_g3(P, d, Cf + t0, tp, dg); break;                                 \
+            case 4: NAME##_g4(P, d, Cf + t0, tp, dg); break;                                 \
+            case 5: NAME##_g5(P, d, Cf + t0, tp, dg); break;                                 \
+            case 6: NAME##_g6(P, d, Cf + t0, tp, dg); break;                                 \
+            case 7: NAME##_g7(P, d, Cf + t0, tp, dg); break;                                 \
+            default: NAME##_g8(P, d, Cf + t0, tp, dg); break;                                \
+            }                                                                                \
+            t0 += gs;                                                                        \
+        }                                                                                    \
+        int np = n - i < GMM_PANEL ? (int)(n - i) : GMM_PANEL;                               \
+        double clb[GMM_PANEL] __attribute__((aligned(64)));                                  \
+        double sb[GMM_PANEL] __attribute__((aligned(64)));                                   \
+        for (int r = 0; r < GMM_PANEL; r++) {   /* rows past n: weight 0, never chosen */   \
+            clb[r] = r < np ? closest[i + r] : 0.0;                                          \
+            sb[r] = r < np ? (double)sw[i + r] : 0.0;                                        \
+        }                                                                                    \
+        for (int h = 0; h < H; h++) {                                                        \
+            NAME##_dv cl = *(const NAME##_dv *)(clb + h * W);                                \
+            NAME##_dv s = *(const NAME##_dv *)(sb + h * W);                                  \
+            if (update) {                                                                    \
+                NAME##_dv d0 = __builtin_convertvector(                                      \
+                    *(const NAME##_hv *)(dist + h * W), NAME##_dv);                          \
+                NAME##_iv m = d0 < cl;                                                       \
+                cl = (NAME##_dv)((m & (NAME##_iv)d0) | (~m & (NAME##_iv)cl));                \
+                *(NAME##_dv *)(clb + h * W) = cl;                                            \
+                pv[h] += s * cl;                                                             \
+            }                                                                                \
+            for (intptr_t t = 0; t < tp; t++) {                                              \
+                NAME##_dv g = cl - __builtin_convertvector(                                  \
+                    *(const NAME##_hv *)(dist + t * GMM_PANEL + h * W), NAME##_dv);          \
+                NAME##_iv pos = g > (NAME##_dv){0};                                          \
+                gv[t][h] += s * (NAME##_dv)(pos & (NAME##_iv)g);                             \
+            }                                                                                \
+        }                                                                                    \
+        if (update) for (int r = 0; r < np; r++) closest[i + r] = clb[r];                    \
+    }                                                                                        \
+    if (update) {                                                                            \
+        double pt = 0.0;                                                                     \
+        for (int r = 0; r < GMM_PANEL; r++) pt += pv[r / W][r % W];                          \
+        *pot = pt;                                                                           \
+    }                                                                                        \
+    for (intptr_t t = 0; t < tp; t++) {                                                      \
+        double gt = 0.0;                                                                     \
+        for (int r = 0; r < GMM_PANEL; r++) gt += gv[t][r / W][r % W];                       \
+        gain[t] = gt;                                                                        \
+    }                                                                                        \
+    if (Cf != stack) free(Cf);                                                               \
+    return 0;                                                                                \
+}
+
+GMM_DEFINE_PPP(gmm_ppp_f_base, 2, )
+#if GMM_X86
+GMM_DEFINE_PPP(gmm_ppp_f_avx2, 4, GMM_TARGET("avx2,fma"))
+GMM_DEFINE_PPP(gmm_ppp_f_avx512, 8, GMM_TARGET("avx512f,avx512dq,avx512vl,avx2,fma"))
+#endif
+
+static int gmm_ppp_f(int level, const float *XP, intptr_t n, intptr_t d, const double *CT,
+                     intptr_t tp, const float *sw, double *closest, int update, double *pot,
+                     double *gain) {
+#if GMM_X86
+    if (level == 2) return gmm_ppp_f_avx512(XP, n, d, CT, tp, sw, closest, update, pot, gain);
+    if (level == 1) return gmm_ppp_f_avx2(XP, n, d, CT, tp, sw, closest, update, pot, gain);
+#endif
+    return gmm_ppp_f_base(XP, n, d, CT, tp, sw, closest, update, pot, gain);
+}
 
 /* Center lanes per vector of the chosen variant (a call takes 1 to 4 vectors). */
 static intptr_t gmm_pp_width(int level) { return level == 2 ? 8 : level == 1 ? 4 : 2; }

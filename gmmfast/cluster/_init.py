@@ -64,29 +64,36 @@ def _check(X, n_clusters, sample_weight, random_state, n_threads):
     return X, k, sw, rng, n_threads
 
 
-#: float64 X of at least this many bytes is seeded on a float32 copy (see _SeedRows). Float
-#: rows take the k-means++ step's float lanes, twice a double vector's: 64,000 x 16, k = 1000
-#: (one thread, AVX-512) seeds in 0.87 s on the copy against 1.08 s on the float64 rows;
-#: below 1 MiB seeding takes milliseconds either way and keeps float64's distances.
+#: float64 X of at least this many bytes is seeded on float32 panels (see _SeedRows); below
+#: 1 MiB seeding takes milliseconds either way and keeps float64's distances.
 SEED_FLOAT32_BYTES = 1 << 20
+#: float32 X of at most this many bytes is seeded on panels (a copy of X); larger float32 X
+#: is read in place by the row kernel.
+SEED_PANEL_MAX_BYTES = 1 << 28
 
 
 class _SeedRows:
-    """float64 X seen by k-means++ through a float32 copy of its values.
+    """X seen by k-means++ through float32 panels of its rows (:func:`gmmfast.cluster._pass.
+    pp_panel`): the step's kernel then works on PANEL rows a vector, one subtraction and one
+    fused multiply-add per row, candidate and coordinate (20,086 x 128, k = 100: 72 -> ms
+    per seeding on one AVX-512 thread; the row kernel spends its float lanes on the
+    candidates, 7 of 16 at k = 100).
 
-    Greedy k-means++ makes one pass over X per center; beyond the cache the pass is bound by
-    memory, so reading float32 values makes seeding about 3x faster (200k x 64 float64, k =
-    256, AVX2), and float rows are compared in float lanes (twice as many a vector). The
-    candidates and the returned centers are X's float64 rows; only the
-    distances that weigh the draws and score the candidates see rows rounded to float32
-    (relative error 6e-8 per coordinate of the centered data), so the draws follow the same
-    distribution up to that rounding (in tests the same centers were drawn).
+    Float64 X's panels hold its values rounded to float32: beyond the cache the pass is bound
+    by memory, and float rows take float lanes. The candidates and the returned centers are
+    X's rows; only the distances that weigh the draws and score the candidates see rows
+    rounded to float32 (relative error 6e-8 per coordinate of the centered data), so the
+    draws follow the same distribution up to that rounding (in tests the same centers were
+    drawn).
     """
 
-    def __init__(self, X: np.ndarray, sample_weight: np.ndarray):
+    #: columns per call: exact (no padding to a vector of lanes), up to PANEL_MAX_CENTERS
+    pp_columns = (1, _pass.PANEL_MAX_CENTERS)
+
+    def __init__(self, X: np.ndarray, sample_weight: np.ndarray, n_threads: int):
         self.X = X
         self.shape = X.shape
-        self.X32 = X.astype(np.float32)
+        self.panels = _pass.pp_panel(X, n_threads)
         self.sw32 = sample_weight.astype(np.float32)
 
     def __getitem__(self, rows: Any) -> np.ndarray:
@@ -96,7 +103,16 @@ class _SeedRows:
     def pp_step(rows: "_SeedRows", sample_weight: np.ndarray, closest: np.ndarray,
                 CT: np.ndarray, update: bool, chunk_pot: np.ndarray, chunk_gain: np.ndarray,
                 n_threads: int) -> None:
-        _pass.pp_step(rows.X32, rows.sw32, closest, CT, update, chunk_pot, chunk_gain, n_threads)
+        _pass.pp_step_panel(rows.panels, rows.sw32, closest, CT, update, chunk_pot,
+                            chunk_gain, n_threads)
+
+
+def seeds_on_panels(X: np.ndarray) -> bool:
+    """Whether dense X is seeded through :class:`_SeedRows`: float64 of at least
+    SEED_FLOAT32_BYTES, float32 of at most SEED_PANEL_MAX_BYTES."""
+    if X.dtype == np.float64:
+        return X.nbytes >= SEED_FLOAT32_BYTES
+    return X.nbytes <= SEED_PANEL_MAX_BYTES
 
 
 def _plusplus(X: np.ndarray, k: int, sample_weight: np.ndarray, rng: np.random.Generator,
@@ -105,11 +121,12 @@ def _plusplus(X: np.ndarray, k: int, sample_weight: np.ndarray, rng: np.random.G
 
     ``pp_step`` replaces the dense kernel's step (:func:`gmmfast.cluster._pass.pp_step`,
     same arguments); X then only needs ``shape`` and rows as dense arrays by ``X[i]`` /
-    ``X[indices]`` (CSR input: :class:`gmmfast.cluster._sparse.CSRData`). Large float64 X
-    is read through a float32 copy (:class:`_SeedRows`).
+    ``X[indices]`` (CSR input: :class:`gmmfast.cluster._sparse.CSRData`). Dense X is read
+    through float32 panels of its rows (:class:`_SeedRows`) unless small float64 or large
+    float32 (:func:`seeds_on_panels`).
     """
-    if pp_step is None and X.dtype == np.float64 and X.nbytes >= SEED_FLOAT32_BYTES:
-        X, pp_step = _SeedRows(X, sample_weight), _SeedRows.pp_step
+    if pp_step is None and seeds_on_panels(X):
+        X, pp_step = _SeedRows(X, sample_weight, n_threads), _SeedRows.pp_step
     n = X.shape[0]
     if n_trials is None:
         n_trials = 2 + int(math.log(k))
@@ -144,8 +161,8 @@ def pp_gains(X: np.ndarray, sample_weight: np.ndarray, closest: np.ndarray,
     if pp_step is None:
         pp_step = _pass.pp_step
     d = X.shape[1]
-    width = _pass.pp_width()
-    group = 4 * width                     # center lanes one kernel call takes
+    # center lanes: a call's columns are a multiple of width, at most group of them
+    width, group = getattr(X, "pp_columns", (_pass.pp_width(), 4 * _pass.pp_width()))
     lanes = np.concatenate([[update] if update is not None else [], cand]).astype(np.int64)
     gains = np.empty(lanes.shape[0])
     for lo in range(0, max(lanes.shape[0], 1), group):

@@ -549,6 +549,25 @@ def walk_round(X: np.ndarray, sw: np.ndarray, centers: np.ndarray, labels: np.nd
 # -- seeding: k-means++ and k-means|| (see gmmfast.cluster._init) ------------------------------
 
 pp_width = kernels.pp_width
+PANEL = kernels.PANEL
+PANEL_MAX_CENTERS = kernels.PANEL_MAX_CENTERS
+
+
+def pp_panel(X: np.ndarray, n_threads: int) -> np.ndarray:
+    """X's rows as float32 panels for :func:`pp_step_panel`: (ceil(n / PANEL), d, PANEL),
+    panel b holding rows PANEL b .. PANEL b + PANEL - 1 feature-major, zero past the last."""
+    n, d = X.shape
+    XP = np.empty((-(-n // PANEL), d, PANEL), dtype=np.float32)
+    kernels.pp_panel(X, XP, n_threads)
+    return XP
+
+
+def pp_step_panel(XP: np.ndarray, sw: np.ndarray, closest: np.ndarray, CT: np.ndarray,
+                  update: bool, chunk_pot: np.ndarray, chunk_gain: np.ndarray,
+                  n_threads: int) -> None:
+    """:func:`pp_step` over the rows as panels (:func:`pp_panel`; float32 ``sw``), any 1
+    to PANEL_MAX_CENTERS columns of ``CT``."""
+    kernels.pp_step_panel(XP, sw, closest, CT, update, chunk_pot, chunk_gain, n_threads)
 
 
 def pp_step(X: np.ndarray, sw: np.ndarray, closest: np.ndarray, CT: np.ndarray, update: bool,
