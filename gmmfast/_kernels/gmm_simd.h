@@ -566,13 +566,13 @@ GMM_DEFINE_PPF(gmm_pp_f_avx512, 8, GMM_TARGET("avx512f,avx512dq,avx512vl,avx2,fm
  * candidate's coordinate once: one subtraction and one fused multiply-add serve GMM_PANEL
  * rows, where the row kernel spends them on one row and its candidates' lanes (7 of 16 used
  * at k = 100). Any tp from 1 to GMM_PP_MAX_TP centers (CT d x tp, no padding), in groups of
- * at most GMM_PP_GROUP a pass over the panel. Each (row, center) distance is the row
+ * at most GMAX a pass over the panel (as many accumulators as the registers hold: 12
+ * vectors with AVX-512's 32 registers, 6 of two with AVX2's 16, 3 of four portable). Each (row, center) distance is the row
  * kernel's sum, feature by feature in the same order. The update, the potential and the
  * gains are those of the row kernel too, summed per row lane and the lanes then added in
  * lane order: the sums depend on the chunk only, never on the thread count.
  */
 #define GMM_PANEL 16
-#define GMM_PP_GROUP 8
 #define GMM_PP_MAX_TP 32
 
 #define GMM_DEFINE_PPP_G(NAME, G, TARGET)                                                   \
@@ -590,7 +590,7 @@ TARGET static inline void NAME##_g##G(const float *P, intptr_t d, const float *C
     for (int t = 0; t < G; t++) *(NAME##_fv *)(dist + t * GMM_PANEL) = acc[t];              \
 }
 
-#define GMM_DEFINE_PPP(NAME, W, TARGET)                                                      \
+#define GMM_DEFINE_PPP(NAME, W, GMAX, TARGET)                                                  \
 typedef float NAME##_fv __attribute__((vector_size(GMM_PANEL * sizeof(float))));           \
 typedef float NAME##_ufv __attribute__((vector_size(GMM_PANEL * sizeof(float)), aligned(4)));\
 typedef float NAME##_hv __attribute__((vector_size(W * sizeof(float))));                   \
@@ -605,6 +605,10 @@ GMM_DEFINE_PPP_G(NAME, 5, TARGET)                                               
 GMM_DEFINE_PPP_G(NAME, 6, TARGET)                                                            \
 GMM_DEFINE_PPP_G(NAME, 7, TARGET)                                                            \
 GMM_DEFINE_PPP_G(NAME, 8, TARGET)                                                            \
+GMM_DEFINE_PPP_G(NAME, 9, TARGET)                                                            \
+GMM_DEFINE_PPP_G(NAME, 10, TARGET)                                                           \
+GMM_DEFINE_PPP_G(NAME, 11, TARGET)                                                           \
+GMM_DEFINE_PPP_G(NAME, 12, TARGET)                                                           \
 /* returns 0, -1 if tp is not 1 to GMM_PP_MAX_TP, or -2 if the float copy of CT could not  \
  * be allocated (then the gains and the potential are NaN) */                               \
 TARGET static int NAME(const float *XP, intptr_t n, intptr_t d, const double *CT,           \
@@ -624,7 +628,7 @@ TARGET static int NAME(const float *XP, intptr_t n, intptr_t d, const double *CT
     NAME##_dv gv[GMM_PP_MAX_TP][H], pv[H];                                                  \
     for (int h = 0; h < H; h++) pv[h] = (NAME##_dv){0};                                    \
     for (intptr_t t = 0; t < tp; t++) for (int h = 0; h < H; h++) gv[t][h] = (NAME##_dv){0};\
-    int ng = (int)((tp + GMM_PP_GROUP - 1) / GMM_PP_GROUP);                                  \
+    int ng = (int)((tp + GMAX - 1) / GMAX);                                                  \
     for (intptr_t i = 0; i < n; i += GMM_PANEL) {                                            \
         const float *P = XP + i * d;                                                         \
         for (int g = 0, t0 = 0; g < ng; g++) {                                               \
@@ -638,7 +642,11 @@ TARGET static int NAME(const float *XP, intptr_t n, intptr_t d, const double *CT
             case 5: NAME##_g5(P, d, Cf + t0, tp, dg); break;                                 \
             case 6: NAME##_g6(P, d, Cf + t0, tp, dg); break;                                 \
             case 7: NAME##_g7(P, d, Cf + t0, tp, dg); break;                                 \
-            default: NAME##_g8(P, d, Cf + t0, tp, dg); break;                                \
+            case 8: NAME##_g8(P, d, Cf + t0, tp, dg); break;                                 \
+            case 9: NAME##_g9(P, d, Cf + t0, tp, dg); break;                                 \
+            case 10: NAME##_g10(P, d, Cf + t0, tp, dg); break;                               \
+            case 11: NAME##_g11(P, d, Cf + t0, tp, dg); break;                               \
+            default: NAME##_g12(P, d, Cf + t0, tp, dg); break;                               \
             }                                                                                \
             t0 += gs;                                                                        \
         }                                                                                    \
@@ -683,10 +691,10 @@ TARGET static int NAME(const float *XP, intptr_t n, intptr_t d, const double *CT
     return 0;                                                                                \
 }
 
-GMM_DEFINE_PPP(gmm_ppp_f_base, 2, )
+GMM_DEFINE_PPP(gmm_ppp_f_base, 2, 3, )
 #if GMM_X86
-GMM_DEFINE_PPP(gmm_ppp_f_avx2, 4, GMM_TARGET("avx2,fma"))
-GMM_DEFINE_PPP(gmm_ppp_f_avx512, 8, GMM_TARGET("avx512f,avx512dq,avx512vl,avx2,fma"))
+GMM_DEFINE_PPP(gmm_ppp_f_avx2, 4, 6, GMM_TARGET("avx2,fma"))
+GMM_DEFINE_PPP(gmm_ppp_f_avx512, 8, 12, GMM_TARGET("avx512f,avx512dq,avx512vl,avx2,fma"))
 #endif
 
 static int gmm_ppp_f(int level, const float *XP, intptr_t n, intptr_t d, const double *CT,

@@ -75,7 +75,7 @@ SEED_PANEL_MAX_BYTES = 1 << 28
 class _SeedRows:
     """X seen by k-means++ through float32 panels of its rows (:func:`gmmfast.cluster._pass.
     pp_panel`): the step's kernel then works on PANEL rows a vector, one subtraction and one
-    fused multiply-add per row, candidate and coordinate (20,086 x 128, k = 100: 72 -> ms
+    fused multiply-add per row, candidate and coordinate (20,086 x 128, k = 100: 72 -> 40 ms
     per seeding on one AVX-512 thread; the row kernel spends its float lanes on the
     candidates, 7 of 16 at k = 100).
 
