@@ -360,6 +360,18 @@ def _search_layout(centers, dtype):
     return CT, csq, CT32, csq32, screen, tol, tol32, maxcsq
 
 
+def _jumped_layout(centers, jumped, dtype):
+    """The search layout of the centers that jumped (:func:`_search_layout` of
+    centers[jumped]; a placeholder when none did) and jpos, each center's place among them
+    (-1: it did not jump): what _jump_bounds checks a row against, all at once."""
+    k, d = centers.shape[0], centers.shape[1]
+    J = np.asarray(jumped)
+    CJ = np.asarray(centers)[J] if J.shape[0] else np.zeros((1, d), dtype)
+    jpos = np.full(k, -1, dtype=np.int32)
+    jpos[J] = np.arange(J.shape[0], dtype=np.int32)
+    return _search_layout(CJ, dtype) + (jpos,)
+
+
 cdef class PassBuffers:
     """The buffers of one :func:`kmeans_pass` besides X, the weights, the centers and the
     labels, with explicit switches for what the pass fills (no switch is an empty array).
@@ -538,7 +550,20 @@ def kmeans_pass(const floating[:, ::1] X, const floating[::1] sample_weight,
     cdef Py_ssize_t kp32 = CT32.shape[1]
     cdef double tol = tol_, tol32 = tol32_, maxcsq = maxcsq_
     cdef int64_t[::1] ident = np.arange(_CHUNK, dtype=np.int64)
-    cdef Py_ssize_t s, c, c0, c1, i, i0, i1, f, j, q, m, jj
+    # the jumped centers' own layout: a row that only they may take is checked against them
+    # all at once (_jump_bounds), as the incremental pass does
+    CTJ_arr, csqJ_arr, CTJ32_arr, csqJ32_arr, screenJ_, tolJ_, tolJ32_, maxcsqJ_, jpos_arr = \
+        _jumped_layout(centers, jumped, np.asarray(X).dtype)
+    cdef floating[:, ::1] CTJ = CTJ_arr
+    cdef floating[::1] csqJ = csqJ_arr
+    cdef Py_ssize_t kpJ = CTJ.shape[1]
+    cdef bint screenJ = screenJ_
+    cdef float[:, ::1] CTJ32 = CTJ32_arr
+    cdef float[::1] csqJ32 = csqJ32_arr
+    cdef Py_ssize_t kpJ32 = CTJ32.shape[1]
+    cdef double tolJ = tolJ_, tolJ32 = tolJ32_, maxcsqJ = maxcsqJ_
+    cdef const int[::1] jpos = jpos_arr
+    cdef Py_ssize_t s, c, c0, c1, i, i0, i1, f, j, q, m, jj, mj
     cdef double acc, acc_prev, wi, ci, key, ub, lb, dj2, tau, d2, xs
     cdef int64_t changed
     cdef int old
@@ -558,8 +583,20 @@ def kmeans_pass(const floating[:, ::1] X, const floating[::1] sample_weight,
     cdef int64_t* redo_at
     cdef int* sl
     cdef double* slb
+    cdef int64_t* jrows
+    cdef int* jl
+    cdef double* jxq
+    cdef double* jub
+    cdef double* jlb
+    cdef double* jlb2
     n_threads = threads_for(n_threads, n_slots, <double>n * (k + 4) * d, _GRAIN)
     with nogil, parallel(num_threads=n_threads):
+        jrows = <int64_t*> malloc(_CHUNK * sizeof(int64_t))
+        jl = <int*> malloc(_CHUNK * sizeof(int))
+        jxq = <double*> malloc(_CHUNK * sizeof(double))
+        jub = <double*> malloc(_CHUNK * sizeof(double))
+        jlb = <double*> malloc(_CHUNK * sizeof(double))
+        jlb2 = <double*> malloc(_CHUNK * sizeof(double))
         newlab = <int*> malloc(_CHUNK * sizeof(int))
         newlow = <double*> malloc(_CHUNK * sizeof(double))
         todo = <int64_t*> malloc(_CHUNK * sizeof(int64_t))
@@ -590,8 +627,10 @@ def kmeans_pass(const floating[:, ::1] X, const floating[::1] sample_weight,
             for c in range(c0, c1):
                 i0 = c * _CHUNK
                 i1 = min(i0 + _CHUNK, n)
-                # rows whose label provably stays keep it; the others are searched
+                # rows whose label provably stays keep it; the others are searched. A row
+                # that only the jumped centers may take is checked against them below.
                 m = 0
+                mj = 0
                 for i in range(i0, i1):
                     old = labels[i]
                     keep = False
@@ -601,17 +640,14 @@ def kmeans_pass(const floating[:, ::1] X, const floating[::1] sample_weight,
                         tau = tol * (xsq[i] + maxcsq)
                         ub = ub * ub * (1.0 + 1e-12) + tau
                         keep = lb > 0 and ub < lb * lb
-                        jj = 0
-                        while keep and jj < n_jumped:
-                            j = jumped[jj]
-                            if j != old:
-                                dj2 = sqdist(&X[i, 0], &centers[j, 0], d)
-                                if ub < dj2:
-                                    if dj2 < lb * lb:
-                                        lb = sqrt(dj2)
-                                else:
-                                    keep = False
-                            jj = jj + 1
+                        if keep and n_jumped > 0:
+                            jrows[mj] = i
+                            jl[mj] = jpos[old]
+                            jxq[mj] = xsq[i]
+                            jub[mj] = ub
+                            jlb[mj] = lb
+                            mj = mj + 1
+                            continue
                         if keep:
                             newlab[i - i0] = old
                             newlow[i - i0] = lb
@@ -625,6 +661,25 @@ def kmeans_pass(const floating[:, ::1] X, const floating[::1] sample_weight,
                             if fill_xsq:
                                 xsq[i] = xs
                         m = m + 1
+                if mj:
+                    # a lower bound on each row's squared distance to the jumped centers but
+                    # its own (the search's rounding allowed for): kept when its loosened
+                    # distance to its own center stays below it
+                    _jump_bounds(&X[0, 0], d, jrows, mj, jl, n_jumped, &CTJ[0, 0], &csqJ[0],
+                                 kpJ, &CTJ32[0, 0], &csqJ32[0], kpJ32, screenJ, jxq, tolJ,
+                                 tolJ32, maxcsqJ, level, xf, &ident[0], b32, bt, jlb2)
+                    for q in range(mj):
+                        i = jrows[q]
+                        if jub[q] < jlb2[q]:
+                            lb = jlb[q]
+                            if jlb2[q] < lb * lb:
+                                lb = sqrt(jlb2[q])
+                            newlab[i - i0] = labels[i]
+                            newlow[i - i0] = lb
+                        else:     # pruned passes have xsq filled (track, not fill_xsq)
+                            todo[m] = i
+                            xq[m] = xsq[i]
+                            m = m + 1
                 if m:
                     _search(&X[0, 0], d, todo, m, k, &CT[0, 0], &csq[0], kp, &CT32[0, 0],
                             &csq32[0], kp32, screen, xq, tol, tol32, maxcsq, level, xf,
@@ -682,6 +737,12 @@ def kmeans_pass(const floating[:, ::1] X, const floating[::1] sample_weight,
         free(redo_at)
         free(sl)
         free(slb)
+        free(jrows)
+        free(jl)
+        free(jxq)
+        free(jub)
+        free(jlb)
+        free(jlb2)
 
 
 # -- incremental Lloyd passes ------------------------------------------------------------
@@ -961,10 +1022,8 @@ def kmeans_lazy_pass(const floating[:, ::1] X, const floating[::1] sample_weight
     cdef double tol = tol_, tol32 = tol32_, maxcsq = maxcsq_
     # the jumped centers' own search layout: a row that only they may take is checked
     # against them all at once, by the blocked search (a lower bound on its distance to each)
-    dtype = np.asarray(X).dtype
-    CJ = np.asarray(centers)[np.asarray(jumped)] if n_jumped else np.zeros((1, d), dtype)
-    CTJ_arr, csqJ_arr, CTJ32_arr, csqJ32_arr, screenJ_, tolJ_, tolJ32_, maxcsqJ_ = \
-        _search_layout(CJ, dtype)
+    CTJ_arr, csqJ_arr, CTJ32_arr, csqJ32_arr, screenJ_, tolJ_, tolJ32_, maxcsqJ_, jpos_arr = \
+        _jumped_layout(centers, jumped, np.asarray(X).dtype)
     cdef floating[:, ::1] CTJ = CTJ_arr
     cdef floating[::1] csqJ = csqJ_arr
     cdef Py_ssize_t kpJ = CTJ.shape[1]
@@ -974,8 +1033,6 @@ def kmeans_lazy_pass(const floating[:, ::1] X, const floating[::1] sample_weight
     cdef Py_ssize_t kpJ32 = CTJ32.shape[1]
     cdef double tolJ = tolJ_, tolJ32 = tolJ32_, maxcsqJ = maxcsqJ_
     cdef int64_t[::1] ident = np.arange(_CHUNK, dtype=np.int64)
-    jpos_arr = np.full(k, -1, dtype=np.int32)
-    jpos_arr[np.asarray(jumped)] = np.arange(n_jumped, dtype=np.int32)
     cdef const int[::1] jpos = jpos_arr
     cdef bint watched = buf.watch_holds(maxcsq)
     cdef const int64_t[::1] watch = buf.watch

@@ -144,12 +144,15 @@ class HamerlyBounds:
         drift *= 1.0 + 1e-12
         k, n = centers.shape[0], labels.shape[0]
         order = np.argsort(-drift, kind="stable")
-        ms = np.array([m for m in JUMPED_CANDIDATES if m < k])
+        ms = np.array([m for m in JUMPED_CANDIDATES + (64, 128, 256) if m < k])
         bases = drift[order[ms]]
         kept = np.empty(ms.shape[0], dtype=np.int64)
         kernels.predict_kept(labels, self.upper, self.lower, drift, bases, kept)
-        # work: kept rows check their m jumped centers, the others search all k
-        best = int(np.argmin(kept * (ms * JUMPED_COST + 1.0) + (n - kept) * float(k)))
+        # work: kept rows check their m jumped centers (blocked, as the incremental pass
+        # does), the others search all k
+        blocks = -(-ms // kernels.simd_block(centers.dtype))
+        best = int(np.argmin(kept * (blocks * JUMPED_BLOCK_COST + 1.0)
+                             + (n - kept) * float(k)))
         jumped = np.sort(order[:ms[best]]).astype(np.int32)
         return (bool(kept[best] >= PRUNE_FRACTION * n), drift, jumped, float(bases[best]))
 
