@@ -150,8 +150,8 @@ def test_pruned_passes_give_the_same_run(dtype, selection, eta):
 
 def test_predicted_kept_rows_and_the_plan_with_many_jumped_centers():
     """predict_kept counts, for each largest drift of the other centers, the rows whose bound
-    keeps their label; the plan checks up to 32 jumped centers row by row when that is the
-    least work, and the pass then gives the labels of a full search."""
+    keeps their label; the plan checks the jumped centers when that is the least work, and
+    the pass then gives the labels of a full search."""
     from gmmfast._kernels import _kmeans as K
     from gmmfast.cluster._pass import HamerlyBounds, assign
     rng = np.random.default_rng(8)
@@ -181,6 +181,40 @@ def test_predicted_kept_rows_and_the_plan_with_many_jumped_centers():
     np.testing.assert_array_equal(pruned.labels, plain.labels)
     assert pruned.objective == plain.objective
     assert pruned.searched < 0.9 * len(X)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("n_jump", [2, 48])
+def test_the_exact_pass_checks_many_jumped_centers_at_once(dtype, n_jump):
+    """When merge-split moves many centers far (48 of 512 here), the exact pass's plan takes
+    them all as jumped (more than 32) and checks the kept rows against them at once, by the
+    blocked search (a few, 2, one distance at a time): at every SIMD level the labels and F
+    are those of a full search, and most rows are not searched."""
+    from gmmfast._kernels import _kmeans as K
+    from gmmfast.cluster._pass import HamerlyBounds, assign
+    rng = np.random.default_rng(9)
+    k = 512
+    M = rng.normal(scale=8, size=(k, 5))
+    X = (M[rng.integers(k, size=30_000)] + rng.normal(size=(30_000, 5))).astype(dtype)
+    sw = np.ones(len(X), dtype)
+    C = M + 1e-3 * rng.normal(size=M.shape)
+    C[:n_jump] = X[rng.choice(len(X), n_jump, replace=False)]
+    C = C.astype(dtype)
+    plain = assign(X, sw, C, 1)
+    top = K.simd_level()
+    try:
+        for level in range(top + 1):
+            K.simd_level(level)
+            bounds = HamerlyBounds(X)
+            first = assign(X, sw, M.astype(dtype), 2, bounds=bounds)
+            prune, _, jumped, _ = bounds.plan(C, first.labels)
+            assert prune and jumped.shape[0] >= n_jump
+            pruned = assign(X, sw, C, 2, old_labels=first.labels, bounds=bounds)
+            np.testing.assert_array_equal(pruned.labels, plain.labels)
+            assert pruned.objective == plain.objective
+            assert pruned.searched < 0.5 * len(X)
+    finally:
+        K.simd_level(top)
 
 
 def test_screened_float64_search_breaks_ties_like_the_float64_search():

@@ -29,6 +29,10 @@ from ._common cimport (
 
 CHUNK = 256
 cdef Py_ssize_t _CHUNK = 256
+#: The exact pass checks up to this many jumped centers one distance at a time; more, all
+#: at once (_jump_bounds: a blocked search, after a float32 copy of the row when screened).
+SCALAR_JUMPED = 2
+cdef Py_ssize_t _SCALAR_JUMPED = SCALAR_JUMPED
 # Floating-point operations worth one more thread: below this, waking a thread
 # costs more than it saves (and on a loaded machine, much more).
 cdef Py_ssize_t _GRAIN = 1 << 20
@@ -640,7 +644,7 @@ def kmeans_pass(const floating[:, ::1] X, const floating[::1] sample_weight,
                         tau = tol * (xsq[i] + maxcsq)
                         ub = ub * ub * (1.0 + 1e-12) + tau
                         keep = lb > 0 and ub < lb * lb
-                        if keep and n_jumped > 0:
+                        if keep and n_jumped > _SCALAR_JUMPED:
                             jrows[mj] = i
                             jl[mj] = jpos[old]
                             jxq[mj] = xsq[i]
@@ -648,6 +652,17 @@ def kmeans_pass(const floating[:, ::1] X, const floating[::1] sample_weight,
                             jlb[mj] = lb
                             mj = mj + 1
                             continue
+                        jj = 0
+                        while keep and jj < n_jumped:    # a few: one distance each
+                            j = jumped[jj]
+                            if j != old:
+                                dj2 = sqdist(&X[i, 0], &centers[j, 0], d)
+                                if ub < dj2:
+                                    if dj2 < lb * lb:
+                                        lb = sqrt(dj2)
+                                else:
+                                    keep = False
+                            jj = jj + 1
                         if keep:
                             newlab[i - i0] = old
                             newlow[i - i0] = lb

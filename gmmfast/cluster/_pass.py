@@ -95,9 +95,10 @@ class Pass:
     chunk_prev_costs: Optional[np.ndarray] = None  # the same for prev_labels (prev_value)
 
 
-#: Numbers of centers that moved far, checked row by row instead of lowering every row's
-#: bound by their drift, that a pass considers (merge-split relocates a few centers per
-#: iteration and moves their receivers): the one with the least predicted work is used.
+#: Numbers of centers that moved far, checked against a row's distance instead of lowering
+#: every row's bound by their drift, that a pass considers (merge-split relocates a few
+#: centers per iteration and moves their receivers): the one with the least predicted work
+#: is used.
 JUMPED_CANDIDATES = (0, 1, 2, 4, 8, 16, 32)
 #: Work of checking one jumped center for a kept row, in units of one center of a full
 #: nearest-center search (a scalar distance against the search's blocked SIMD kernel;
@@ -109,6 +110,10 @@ JUMPED_COST = 8.0
 #: (two runs each; 3.5 s with the row-by-row check before; measured with the argmin2
 #: search, whose merge of the lanes made a check cost 2.5x what gmm_minother's does).
 JUMPED_BLOCK_COST = 24.0
+#: What the exact pass's plan considers: merge-split can move more than 32 centers far in
+#: one G-MM iteration (1e5 x 16, k = 1000: with at most 32, 17 of the coarse level's 39
+#: passes searched every row; with up to 256, checked blocked, none after the first).
+EXACT_JUMPED_CANDIDATES = JUMPED_CANDIDATES + (64, 128, 256)
 #: A pass prunes when at least this fraction of rows is predicted to keep its label.
 PRUNE_FRACTION = 0.05
 
@@ -144,15 +149,16 @@ class HamerlyBounds:
         drift *= 1.0 + 1e-12
         k, n = centers.shape[0], labels.shape[0]
         order = np.argsort(-drift, kind="stable")
-        ms = np.array([m for m in JUMPED_CANDIDATES + (64, 128, 256) if m < k])
+        ms = np.array([m for m in EXACT_JUMPED_CANDIDATES if m < k])
         bases = drift[order[ms]]
         kept = np.empty(ms.shape[0], dtype=np.int64)
         kernels.predict_kept(labels, self.upper, self.lower, drift, bases, kept)
-        # work: kept rows check their m jumped centers (blocked, as the incremental pass
-        # does), the others search all k
+        # work: kept rows check their m jumped centers (a few one at a time, more blocked,
+        # as the incremental pass does), the others search all k
         blocks = -(-ms // kernels.simd_block(centers.dtype))
-        best = int(np.argmin(kept * (blocks * JUMPED_BLOCK_COST + 1.0)
-                             + (n - kept) * float(k)))
+        check = np.where(ms <= kernels.SCALAR_JUMPED, ms * JUMPED_COST,
+                         blocks * JUMPED_BLOCK_COST)
+        best = int(np.argmin(kept * (check + 1.0) + (n - kept) * float(k)))
         jumped = np.sort(order[:ms[best]]).astype(np.int32)
         return (bool(kept[best] >= PRUNE_FRACTION * n), drift, jumped, float(bases[best]))
 
