@@ -27,12 +27,14 @@ def kmeans_plusplus(X: Any, n_clusters: int, sample_weight: Any = None,
     potential, of ``n_trials`` samples drawn with probability proportional to
     s_i D_i (D_i: the squared distance to the nearest center so far), as in
     scikit-learn. One pass over X per center: the pass that scores center c's
-    candidates (one SIMD kernel call, vectorised over candidates) also applies
-    center c - 1 to D. The candidates are therefore drawn before that update,
-    from s_i D_i, and kept with probability D'_i / D_i (D' after the update):
-    rejection sampling, so they are exactly draws from s_i D'_i. Memory beyond X:
-    D (n doubles) and per-chunk sums. The result depends on ``rng`` only, never on
-    the thread count; float32 stays float32.
+    candidates (one SIMD kernel call, vectorised over 16 rows of float32 panels of X,
+    see :class:`_SeedRows`) also applies center c - 1 to D. The candidates are
+    therefore drawn before that update, from s_i D_i, and kept with probability
+    D'_i / D_i (D' after the update): rejection sampling, so they are exactly draws
+    from s_i D'_i. Memory beyond X: D (n doubles), per-chunk sums and, for float64 X
+    of at least 1 MiB and float32 X of at most 256 MiB, the panels (n d float32s).
+    The result depends on ``rng`` only, never on the thread count; float32 stays
+    float32.
 
     Parameters
     ----------
