@@ -554,8 +554,8 @@ def kmeans_pass(const floating[:, ::1] X, const floating[::1] sample_weight,
     cdef Py_ssize_t kp32 = CT32.shape[1]
     cdef double tol = tol_, tol32 = tol32_, maxcsq = maxcsq_
     cdef int64_t[::1] ident = np.arange(_CHUNK, dtype=np.int64)
-    # the jumped centers' own layout: a row that only they may take is checked against them
-    # all at once (_jump_bounds), as the incremental pass does
+    # Kernel twin, kept for speed: the jumped centers' layout bound as kmeans_lazy_pass binds
+    # it (fused locals are per function); a row only they may take is checked at once
     CTJ_arr, csqJ_arr, CTJ32_arr, csqJ32_arr, screenJ_, tolJ_, tolJ32_, maxcsqJ_, jpos_arr = \
         _jumped_layout(centers, jumped, np.asarray(X).dtype)
     cdef floating[:, ::1] CTJ = CTJ_arr

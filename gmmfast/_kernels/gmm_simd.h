@@ -697,6 +697,8 @@ GMM_DEFINE_PPP(gmm_ppp_f_avx2, 4, 6, GMM_TARGET("avx2,fma"))
 GMM_DEFINE_PPP(gmm_ppp_f_avx512, 8, 12, GMM_TARGET("avx512f,avx512dq,avx512vl,avx2,fma"))
 #endif
 
+/* Kernel twin, kept for speed: the panel step's dispatcher has the row steps' shape (they
+ * return a status, which GMM_DISPATCH does not). */
 static int gmm_ppp_f(int level, const float *XP, intptr_t n, intptr_t d, const double *CT,
                      intptr_t tp, const float *sw, double *closest, int update, double *pot,
                      double *gain) {
