@@ -78,7 +78,8 @@ def main(argv=None) -> int:
 
     def planned(self, c64):
         out = plan(self, c64)
-        jumped[id(self)] = out[3].shape[0]
+        group = self.jumped if out.regroup is None else out.regroup
+        jumped[id(self)] = f"{group.shape[0]:>3}{'' if out.regroup is None else ' (new)'}"
         return out
 
     def timed(self, centers):
@@ -88,7 +89,7 @@ def main(argv=None) -> int:
         if self.X.shape[0] >= args.min_rows:
             print(f"  {self.X.shape[0]:>11,} rows, pass {self.passes:>3}: {ms:8.1f} ms, "
                   f"changed {out.changed:>8,}, searched {out.searched:>10,}, tightened "
-                  f"{out.tightened:>11,}, jumped {jumped.get(id(self), 0):>3}", flush=True)
+                  f"{out.tightened:>11,}, jumped {jumped.get(id(self), '  0')}", flush=True)
             totals[self.X.shape[0]] = totals.get(self.X.shape[0], 0.0) + ms
         return out
 

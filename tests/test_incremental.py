@@ -240,7 +240,8 @@ def test_incremental_serves_lloyd_only():
 def _buffers(n=1000, k=7, d=3, slots=2, dtype=np.float64, **change):
     from gmmfast._kernels import _kmeans as K
     args = dict(labels=np.zeros(n, np.int32), upper=np.zeros(n), lower=np.zeros(n),
-                xsq=np.zeros(n), cum_drift=np.zeros(k), cum_other=np.zeros(k),
+                lower_jumped=np.zeros(n), xsq=np.zeros(n), cum_drift=np.zeros(k),
+                cum_other=np.zeros(k), cum_jumped=np.full(k, -np.inf),
                 jump_gap=np.full(k, np.inf), anchors=np.zeros((k, d), dtype),
                 slot_delta=np.zeros((slots, k, d + 3)), slot_touched=np.zeros((slots, k), np.uint8),
                 delta=np.zeros((k, d + 3)), slot_changed=np.zeros(slots, np.int64),
@@ -326,8 +327,8 @@ def test_rows_at_near_ties_with_a_jumped_center_get_the_search_s_label():
 def test_an_interrupted_pass_is_followed_by_an_exact_one(monkeypatch):
     """Ctrl-C between two blocks of a pass leaves the moments behind and the rows it did not
     reach unchecked against the centers that jumped: the state is stale, the bounds it hands
-    back allow for the jump, and the family's next pass is exact, with a full search's
-    labels and the exact F."""
+    back allow for the jump (the jumped centers' own bound, shifted before the pass), and
+    the family's next pass is exact, with a full search's labels and the exact F."""
     rng = np.random.default_rng(9)
     X = _mixture(100_000, 4, 20, rng)
     sw = np.ones(len(X))
@@ -349,7 +350,7 @@ def test_an_interrupted_pass_is_followed_by_an_exact_one(monkeypatch):
 
     def recorded(self, c64):
         out = plan(self, c64)
-        jumped.append(len(out[3]))
+        jumped.append(len(self.jumped if out.regroup is None else out.regroup))
         return out
 
     monkeypatch.setattr(_pass.kernels, "kmeans_lazy_pass", interrupted)
@@ -426,7 +427,7 @@ def test_a_watch_list_that_leaves_out_rows_near_a_boundary_would_miss_their_chan
     w = np.ascontiguousarray(res.w + 1e-2 * rng.normal(size=res.w.shape))
     truth = assign(X, sw, w, 1).labels
     assert np.any(truth != lazy.labels)                       # the move changes labels
-    caps = (lazy.cum_drift + 0.08, lazy.cum_other + 0.08, 1e9)
+    caps = (lazy.cum_drift + 0.08, lazy.cum_other + 0.08, lazy.cum_jumped + 0.08, 1e9)
     missed = _watch_step(K, X, sw, w, lazy, np.empty(0, np.int64), caps)
     assert np.any(missed != truth)
     np.testing.assert_array_equal(_watch_step(K, X, sw, w, lazy, None, caps), truth)
@@ -440,13 +441,16 @@ def _watch_step(K, X, sw, w, lazy, rows, caps):
     k = w.shape[0]
     labels = lazy.labels.copy()
     cum_drift, cum_other = lazy.cum_drift.copy(), lazy.cum_other.copy()
+    cum_jumped = lazy.cum_jumped.copy()
     buf = K.LazyBuffers(n, k, d, labels=labels, upper=lazy._upper.copy(),
-                        lower=lazy._lower.copy(), xsq=lazy._bounds.xsq, cum_drift=cum_drift,
-                        cum_other=cum_other, jump_gap=np.full(k, np.inf),
+                        lower=lazy._lower.copy(), lower_jumped=lazy._lower_jumped.copy(),
+                        xsq=lazy._bounds.xsq, cum_drift=cum_drift, cum_other=cum_other,
+                        cum_jumped=cum_jumped, jump_gap=np.full(k, np.inf),
                         anchors=lazy.anchors, slot_delta=np.empty((2, k, d + 3)),
                         slot_touched=np.empty((2, k), np.uint8), delta=np.empty((k, d + 3)),
                         slot_changed=np.empty(2, np.int64), slot_searched=np.empty(2, np.int64),
                         slot_tightened=np.empty(2, np.int64))
+    buf.set_jumped(lazy.jumped)
     if rows is None:
         mask = np.empty(n, np.uint8)
         buf.request_mask(mask, *caps)
@@ -458,6 +462,7 @@ def _watch_step(K, X, sw, w, lazy, rows, caps):
     drift = np.sqrt(((w - lazy.centers) ** 2).sum(axis=1)) * (1.0 + 1e-12)
     cum_drift += drift
     cum_other += drift.max()
+    cum_jumped += drift.max()
     buf.set_watch(rows, *caps)
     assert K.kmeans_lazy_pass(X, sw, w, buf, 0, 2, 1)   # within the caps: the list only
     return labels
@@ -465,19 +470,21 @@ def _watch_step(K, X, sw, w, lazy, rows, caps):
 
 def test_the_watch_list_refuses_bad_rows_and_caps():
     buf = _buffers()
-    caps = (np.zeros(7), np.zeros(7), 0.0)
+    caps = (np.zeros(7), np.zeros(7), np.zeros(7), 0.0)
     for rows in (np.array([3, 2], np.int64), np.array([1, 1], np.int64),
                  np.array([1000], np.int64), np.array([-1], np.int64),
                  np.array([1, 2], np.int32)):
         with pytest.raises(ValueError, match="watched rows"):
             buf.set_watch(rows, *caps)
     with pytest.raises(ValueError, match="drift_cap"):
-        buf.set_watch(np.arange(3, dtype=np.int64), np.zeros(6), np.zeros(7), 0.0)
+        buf.set_watch(np.arange(3, dtype=np.int64), np.zeros(6), np.zeros(7), np.zeros(7), 0.0)
+    with pytest.raises(ValueError, match="jump_cap"):
+        buf.set_watch(np.arange(3, dtype=np.int64), np.zeros(7), np.zeros(7), np.zeros(8), 0.0)
     for mask in (np.empty(999, np.uint8), np.empty(1000, np.int8), np.empty(2000, np.uint8)[::2]):
         with pytest.raises(ValueError, match="mask"):
             buf.request_mask(mask, *caps)
     with pytest.raises(ValueError, match="other_cap"):
-        buf.request_mask(np.empty(1000, np.uint8), np.zeros(7), np.zeros(8), 0.0)
+        buf.request_mask(np.empty(1000, np.uint8), np.zeros(7), np.zeros(8), np.zeros(7), 0.0)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -586,3 +593,116 @@ def test_incremental_passes_are_the_same_at_every_simd_level():
                     assert f == f2, level
     finally:
         K.simd_level(top)
+
+
+# -- the jumped centers' own bound ---------------------------------------------------------
+
+def _regroup_run(monkeypatch, broken=False):
+    """Incremental passes whose jumped centers are forced (kept, joined, replaced, dropped,
+    taken from none) while some centers jump; the labels of each pass and of a full search.
+    ``broken``: the regroup forgets the centers that leave the jumped ones."""
+    rng = np.random.default_rng(21)
+    X = _mixture(60_000, 4, 20, rng)
+    sw = np.ones(len(X))
+    w = X[rng.choice(len(X), 20, replace=False)].copy()
+    for _ in range(5):
+        w, _ = update_centers(X, sw, assign(X, sw, w, 1).labels, w, 1)
+    fam = KMeansBounds(X, sw, walk_steps=0, n_threads=1, seed=0, incremental=True)
+    fam.objective(np.ascontiguousarray(w))
+    forced = []
+    real = _pass.IncrementalLloyd.plans
+
+    def plan(self, c64):
+        p = real(self, c64, [np.array(forced[-1], dtype=np.int32)])[0]
+        if broken and p.regroup is not None:
+            p = p._replace(gap_out=np.full(c64.shape[0], np.inf))
+        return p
+
+    monkeypatch.setattr(_pass.IncrementalLloyd, "_plan", plan)
+
+    def unit():
+        u = rng.normal(size=4)
+        return u / np.linalg.norm(u)
+
+    def toward(a, b, t):
+        return w[a] + t * (w[b] - w[a]) / np.linalg.norm(w[b] - w[a])
+
+    moves = [([2, 5], {2: w[2] + 2.0 * unit(), 5: w[5] + 2.0 * unit()}),
+             ([2, 5], {2: w[0] + 0.8 * unit(), 5: w[5] + 1.0 * unit()}),  # 2 next to 0
+             ([5, 7], {2: None, 7: w[7] + 1.5 * unit()}),                # 2 leaves, moves on
+             ([], {5: w[5] + 0.2 * unit()}),
+             ([1, 3], {1: w[1] + 2.0 * unit(), 3: w[3] + 2.0 * unit()}),
+             ([1, 3, 9], {9: w[9] + 2.0 * unit(), 1: w[1] + 0.5 * unit()})]
+    got, want = [], []
+    for group, jumps in moves:
+        forced.append(group)
+        w = w + 0.01 * rng.normal(size=w.shape)
+        for j, c in jumps.items():
+            w[j] = toward(j, 0, 0.3) if c is None else c
+        c = np.ascontiguousarray(w)
+        a = fam._assignment(c)
+        assert not a.exact
+        assert np.array_equal(fam._lazy.jumped, group)
+        got.append(a.labels.copy())
+        want.append(assign(X, sw, c, 1).labels)
+    return got, want
+
+
+def test_the_jumped_centers_may_change_and_every_pass_keeps_the_search_s_labels(monkeypatch):
+    """The jumped centers kept, joined, replaced (one leaves while it moves on), dropped and
+    taken again while centers jump: every pass has a full search's labels. The regroup's
+    bound on the centers that leave is what keeps them: without it a pass misses labels."""
+    got, want = _regroup_run(monkeypatch)
+    for t, (g, w) in enumerate(zip(got, want)):
+        np.testing.assert_array_equal(g, w, err_msg=f"pass {t + 1}")
+    got, want = _regroup_run(monkeypatch, broken=True)
+    assert any(np.any(g != w) for g, w in zip(got, want))
+
+
+def test_ctrl_c_while_the_jumped_centers_change_drops_the_bounds(monkeypatch):
+    """Ctrl-C right after the rows' bounds were made for new jumped centers, before the
+    state records them: the bounds handed back are dropped (every row searched) and the next
+    pass is exact, with a full search's labels."""
+    rng = np.random.default_rng(5)
+    X = _mixture(50_000, 4, 20, rng)
+    sw = np.ones(len(X))
+    fam = KMeansBounds(X, sw, walk_steps=0, n_threads=1, seed=0, incremental=True)
+    w0 = X[rng.choice(len(X), 20, replace=False)].copy()
+    fam.objective(w0)
+    real = _pass.kernels.lazy_regroup
+
+    def interrupted(*args):
+        real(*args)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(_pass.kernels, "lazy_regroup", interrupted)
+    monkeypatch.setattr(_pass.IncrementalLloyd, "_plan", lambda self, c64: self.plans(
+        c64, [np.array([2, 5], dtype=np.int32)])[0])
+    w1 = w0 + 0.01
+    w1[[2, 5]] += 3.0
+    w1 = np.ascontiguousarray(w1)
+    with pytest.raises(KeyboardInterrupt):
+        fam.objective(w1)
+    monkeypatch.undo()
+    a = fam._assignment(w1)
+    assert a.exact and a.searched == len(X)
+    np.testing.assert_array_equal(a.labels, assign(X, sw, w1, 1).labels)
+
+
+def test_the_regroup_and_the_prediction_refuse_bad_shapes():
+    from gmmfast._kernels import _kmeans as K
+    buf = _buffers()
+    with pytest.raises(ValueError, match="gap_in and gap_out"):
+        K.lazy_regroup(buf, np.zeros(6), np.zeros(7), True, 1)
+    n, k = 1000, 7
+    z, zq = np.zeros(k), np.zeros((2, k))
+    kept = np.empty(2, np.int64)
+    args = [np.zeros(n, np.int32), np.zeros(n), np.zeros(n), np.zeros(n),
+            np.zeros(1, np.int64), 64, z, z, z, z, zq, zq, zq, zq, zq, kept, kept.copy()]
+    K.predict_lazy_kept(*args)
+    for at, bad, match in ((10, np.zeros((3, k)), "candidates"),
+                           (7, np.zeros(6), "k entries"),
+                           (3, np.zeros(n - 1), "disagree"),
+                           (4, np.array([n], np.int64), "starts")):
+        with pytest.raises(ValueError, match=match):
+            K.predict_lazy_kept(*args[:at], bad, *args[at + 1:])

@@ -89,14 +89,16 @@ def simd_level(level=None):
 
 
 cdef extern from "gmm_bounds.h":
-    Py_ssize_t gmm_lazy_keep(int level, const int* labels, const double* upper, double* lower,
+    Py_ssize_t gmm_lazy_keep(int level, const int* labels, const double* upper,
+                             const double* lower, const double* lower_jumped,
                              const double* xsq, const int64_t* idx, Py_ssize_t p0,
                              Py_ssize_t p1, const double* up_shift, const double* low_shift,
-                             const double* jump_gap, const double* cum_other, double tol,
+                             const double* jump_shift, const double* jump_gap, double tol,
                              double maxcsq, int64_t* miss) noexcept nogil
     void gmm_watch_mark(int level, const int* labels, const double* upper,
-                        const double* lower, const double* xsq, Py_ssize_t p0, Py_ssize_t p1,
-                        const double* up_cap, const double* low_cap, double tol,
+                        const double* lower, const double* lower_jumped, const double* xsq,
+                        Py_ssize_t p0, Py_ssize_t p1, const double* up_cap,
+                        const double* low_cap, const double* jump_cap, double tol,
                         double csq_cap, unsigned char* mask) noexcept nogil
 
 
@@ -779,28 +781,34 @@ cdef class LazyBuffers:
     Per row, kept across passes (in and out):
 
     - ``labels`` (int32): the nearest centers at the last pass's centers;
-    - ``upper``, ``lower``: Hamerly's bounds in offset form: the distance of row i to its
-      center is at most ``upper[i] + cum_drift[labels[i]]``, its distance to every other
-      center at least ``lower[i] - cum_other[labels[i]]``;
+    - ``upper``, ``lower``, ``lower_jumped``: Hamerly's bounds in offset form, with two
+      lower bounds (two groups of centers, as Yinyang k-means keeps): the distance of row i
+      to its center is at most ``upper[i] + cum_drift[labels[i]]``, its distance to every
+      other center that is not jumped at least ``lower[i] - cum_other[labels[i]]``, and to
+      every other jumped center at least ``lower_jumped[i] - cum_jumped[labels[i]]``;
     - ``xsq``: ||x_i||^2 (in; the search's rounding margin).
 
-    Per center (in, updated by the pass layer before each pass): ``cum_drift[j]``, the sum
-    of center j's moves since the anchors, and ``cum_other[j]``, the sum over those passes
-    of the largest move of the other centers that did not jump (both non-decreasing);
-    ``jump_gap[j]``, a lower bound on the distance from center j to every center that
-    jumped in this pass (+inf if none did): a row of cluster j is at least jump_gap[j] -
-    (its distance to c_j) from those; the jumped centers themselves are set by
-    :meth:`set_jumped`. ``anchors`` (k, d, X's dtype): a_j.
+    The jumped centers (:meth:`set_jumped`, after :func:`lazy_regroup`) are the few that
+    move far in every pass: their moves do not loosen every row's ``lower``, and a row near
+    none of them keeps its ``lower_jumped`` for many passes. Per center (in, updated by the
+    pass layer before each pass): ``cum_drift[j]``, the sum of center j's moves since the
+    anchors; ``cum_other[j]`` and ``cum_jumped[j]``, the sums over the passes of the largest
+    move of the other centers that are not jumped and that are (-inf while none is: then
+    ``lower_jumped`` bounds nothing); ``jump_gap[j]``, a lower bound on the distance from
+    center j to every other jumped center (+inf if none): a row of cluster j is at least
+    jump_gap[j] - (its distance to c_j) from those. ``anchors`` (k, d, X's dtype): a_j.
 
     Scratch: ``slot_delta`` (n_slots, k, d + 3) and ``slot_touched`` (n_slots, k, uint8),
     n_slots groups of chunks as in :class:`PassBuffers`.
 
     The watch list (:meth:`set_watch`; a pass over every row marks its rows in a mask after
-    :meth:`request_mask`): the rows whose bounds might not keep their label while every ``cum_drift[j]`` stays at most
-    ``drift_cap[j]``, every ``cum_other[j]`` at most ``other_cap[j]``, the largest ||c||^2 at
-    most ``csq_cap`` and no center jumps. While those hold, a pass reads those rows' bounds
-    only: every other row would be kept without a write, so the labels, bounds and deltas are
-    those of a pass over every row, bit for bit. Otherwise the pass reads every row.
+    :meth:`request_mask`): the rows whose bounds might not keep their label while every
+    ``cum_drift[j]`` stays at most ``drift_cap[j]``, every ``cum_other[j]`` at most
+    ``other_cap[j]``, every ``cum_jumped[j]`` at most ``jump_cap[j]``, the largest ||c||^2
+    at most ``csq_cap`` and the jumped centers stay the same. While those hold, a pass reads
+    those rows' bounds only: every other row would be kept without a write, so the labels,
+    bounds and deltas are those of a pass over every row, bit for bit. Otherwise the pass
+    reads every row.
 
     Out: ``delta`` (k, d + 3): per cluster j, the change of (W_j, S'_j, Q'_j, rows of
     positive weight) by the rows that changed label, reduced in slot order by
@@ -811,7 +819,8 @@ cdef class LazyBuffers:
     recomputed (the rows of X the pass read).
     """
     cdef int[::1] labels
-    cdef double[::1] upper, lower, xsq, cum_drift, cum_other, jump_gap
+    cdef double[::1] upper, lower, lower_jumped, xsq, cum_drift, cum_other, cum_jumped
+    cdef double[::1] jump_gap
     cdef object anchors
     cdef double[:, :, ::1] slot_delta
     cdef unsigned char[:, ::1] slot_touched
@@ -820,15 +829,23 @@ cdef class LazyBuffers:
     cdef int[::1] jumped
     cdef Py_ssize_t n, k, d, n_slots
     cdef int64_t[::1] watch, watch_start
-    cdef double[::1] drift_cap, other_cap
+    cdef double[::1] drift_cap, other_cap, jump_cap
     cdef double csq_cap
     cdef bint watching
     cdef unsigned char[::1] mask
-    cdef double[::1] mask_drift, mask_other
+    cdef double[::1] mask_drift, mask_other, mask_jump
     cdef double mask_csq
     cdef bint marking
 
-    def request_mask(self, mask, drift_cap, other_cap, double csq_cap):
+    def _caps(self, drift_cap, other_cap, jump_cap):
+        """Copies of the caps, checked: float64, one per center."""
+        caps = [np.asarray(c) for c in (drift_cap, other_cap, jump_cap)]
+        if any(c.dtype != np.float64 or c.shape != (self.k,) for c in caps):
+            raise ValueError(f"LazyBuffers: drift_cap, other_cap and jump_cap must be float64 "
+                             f"of length {self.k}")
+        return [c.copy() for c in caps]
+
+    def request_mask(self, mask, drift_cap, other_cap, jump_cap, double csq_cap):
         """Let the next passes over every row set ``mask[i]`` (uint8, one per row) to 1 for
         the rows a watch list at these caps must hold (the pass's own test at the caps,
         which every operation of it preserves in floating point: a row left out is kept by
@@ -837,13 +854,9 @@ cdef class LazyBuffers:
         if M.dtype != np.uint8 or M.shape != (self.n,) or not M.flags.c_contiguous:
             raise ValueError(f"LazyBuffers: mask must be a contiguous uint8 array of {self.n} "
                              f"rows")
-        Dc, Oc = np.asarray(drift_cap), np.asarray(other_cap)
-        if Dc.dtype != np.float64 or Oc.dtype != np.float64 or Dc.shape != (self.k,) \
-                or Oc.shape != (self.k,):
-            raise ValueError(f"LazyBuffers: drift_cap and other_cap must be float64 of "
-                             f"length {self.k}")
+        self.mask_drift, self.mask_other, self.mask_jump = self._caps(drift_cap, other_cap,
+                                                                      jump_cap)
         self.mask = M
-        self.mask_drift, self.mask_other = Dc.copy(), Oc.copy()
         self.mask_csq = csq_cap
         self.marking = True
 
@@ -851,25 +864,22 @@ cdef class LazyBuffers:
         """No mask from the next passes."""
         self.marking = False
 
-    def set_watch(self, rows, drift_cap, other_cap, double csq_cap):
-        """Watch ``rows`` (int64, increasing, in [0, n)) while the caps hold (see the class
-        docstring; ``drift_cap`` and ``other_cap``: float64, one per center)."""
+    def set_watch(self, rows, drift_cap, other_cap, jump_cap, double csq_cap):
+        """Watch ``rows`` (int64, increasing, in [0, n)) while the caps hold and the jumped
+        centers stay the same (see the class docstring; ``drift_cap``, ``other_cap`` and
+        ``jump_cap``: float64, one per center)."""
         R = np.asarray(rows)
         if R.dtype != np.int64 or R.ndim != 1 or (R.size and (R.min() < 0 or R.max() >= self.n
                                                               or np.any(np.diff(R) <= 0))):
             raise ValueError(f"LazyBuffers: watched rows must be increasing int64 rows in "
                              f"[0, {self.n})")
-        Dc, Oc = np.asarray(drift_cap), np.asarray(other_cap)
-        if Dc.dtype != np.float64 or Oc.dtype != np.float64 or Dc.shape != (self.k,) \
-                or Oc.shape != (self.k,):
-            raise ValueError(f"LazyBuffers: drift_cap and other_cap must be float64 of "
-                             f"length {self.k}")
+        caps = self._caps(drift_cap, other_cap, jump_cap)
         n_chunks = (self.n + _CHUNK - 1) // _CHUNK
         starts = np.minimum(np.arange(self.n_slots + 1, dtype=np.int64) * n_chunks
                             // self.n_slots * _CHUNK, self.n)
         self.watch = np.ascontiguousarray(R)
         self.watch_start = np.searchsorted(R, starts).astype(np.int64)
-        self.drift_cap, self.other_cap = Dc.copy(), Oc.copy()
+        self.drift_cap, self.other_cap, self.jump_cap = caps
         self.csq_cap = csq_cap
         self.watching = True
 
@@ -879,28 +889,35 @@ cdef class LazyBuffers:
 
     def watch_holds(self, double maxcsq):
         """Whether the watch list covers the next pass (at centers whose largest ||c||^2 is
-        ``maxcsq``, with the shifts and jumped centers set)."""
-        return bool(self.watching and self.jumped.shape[0] == 0
-                    and maxcsq <= self.csq_cap
-                    and np.all(np.isinf(np.asarray(self.jump_gap)))
+        ``maxcsq``, with the shifts set; the jumped centers cannot change while a list is
+        kept)."""
+        return bool(self.watching and maxcsq <= self.csq_cap
                     and np.all(np.asarray(self.cum_drift) <= np.asarray(self.drift_cap))
-                    and np.all(np.asarray(self.cum_other) <= np.asarray(self.other_cap)))
+                    and np.all(np.asarray(self.cum_other) <= np.asarray(self.other_cap))
+                    and np.all(np.asarray(self.cum_jumped) <= np.asarray(self.jump_cap)))
 
     def set_jumped(self, jumped):
-        """The centers that jumped in the next pass (int32, distinct, in [0, k)): a row the
-        bounds alone cannot keep is checked at its exact distance to them."""
+        """The jumped centers (int32, distinct, in [0, k)), after :func:`lazy_regroup` has
+        made every row's two lower bounds hold for them (the watch list is dropped): a row
+        whose ``lower_jumped`` cannot keep it is checked at its exact distance to them."""
         J = np.asarray(jumped)
         if J.dtype != np.int32 or J.ndim != 1 or (J.size and (J.min() < 0 or J.max() >= self.k)):
             raise ValueError(f"LazyBuffers: jumped must be int32 centers in [0, {self.k})")
+        if J.size > 1 and not np.all(np.diff(np.sort(J)) > 0):
+            raise ValueError("LazyBuffers: jumped centers must be distinct")
         self.jumped = J
+        self.watching = False
+        self.marking = False
 
     def __init__(self, Py_ssize_t n, Py_ssize_t k, Py_ssize_t d, *, labels, upper, lower,
-                 xsq, cum_drift, cum_other, jump_gap, anchors, slot_delta, slot_touched, delta,
-                 slot_changed, slot_searched, slot_tightened):
+                 lower_jumped, xsq, cum_drift, cum_other, cum_jumped, jump_gap, anchors,
+                 slot_delta, slot_touched, delta, slot_changed, slot_searched, slot_tightened):
         cdef Py_ssize_t n_chunks = (n + _CHUNK - 1) // _CHUNK
         self.n, self.k, self.d = n, k, d
         self.labels, self.upper, self.lower, self.xsq = labels, upper, lower, xsq
+        self.lower_jumped = lower_jumped
         self.cum_drift, self.cum_other, self.jump_gap = cum_drift, cum_other, jump_gap
+        self.cum_jumped = cum_jumped
         self.slot_delta, self.slot_touched, self.delta = slot_delta, slot_touched, delta
         self.slot_changed, self.slot_searched = slot_changed, slot_searched
         self.slot_tightened = slot_tightened
@@ -908,11 +925,11 @@ cdef class LazyBuffers:
         self.jumped = np.empty(0, dtype=np.int32)
         self.watch = np.empty(0, dtype=np.int64)
         self.watch_start = np.zeros(self.n_slots + 1, dtype=np.int64)
-        self.drift_cap, self.other_cap = np.zeros(k), np.zeros(k)
+        self.drift_cap, self.other_cap, self.jump_cap = np.zeros(k), np.zeros(k), np.zeros(k)
         self.csq_cap = 0.0
         self.watching = False
         self.mask = np.zeros(1, dtype=np.uint8)
-        self.mask_drift, self.mask_other = np.zeros(k), np.zeros(k)
+        self.mask_drift, self.mask_other, self.mask_jump = np.zeros(k), np.zeros(k), np.zeros(k)
         self.mask_csq = 0.0
         self.marking = False
         A = np.asarray(anchors)
@@ -922,13 +939,14 @@ cdef class LazyBuffers:
                              f"float32 or float64 array, got {A.dtype} {A.shape}")
         self.anchors = A
         if self.labels.shape[0] != n or self.upper.shape[0] != n \
-                or self.lower.shape[0] != n or self.xsq.shape[0] != n:
-            raise ValueError("LazyBuffers: labels, upper, lower and xsq must have one entry "
-                             "per row")
+                or self.lower.shape[0] != n or self.lower_jumped.shape[0] != n \
+                or self.xsq.shape[0] != n:
+            raise ValueError("LazyBuffers: labels, upper, lower, lower_jumped and xsq must "
+                             "have one entry per row")
         if self.cum_drift.shape[0] != k or self.cum_other.shape[0] != k \
-                or self.jump_gap.shape[0] != k:
-            raise ValueError("LazyBuffers: cum_drift, cum_other and jump_gap must have one "
-                             "entry per center")
+                or self.cum_jumped.shape[0] != k or self.jump_gap.shape[0] != k:
+            raise ValueError("LazyBuffers: cum_drift, cum_other, cum_jumped and jump_gap must "
+                             "have one entry per center")
         if self.n_slots < 1 or self.n_slots > max(n_chunks, 1):
             raise ValueError(f"LazyBuffers: between 1 and {max(n_chunks, 1)} slots, got "
                              f"{self.n_slots}")
@@ -982,14 +1000,18 @@ def kmeans_lazy_pass(const floating[:, ::1] X, const floating[::1] sample_weight
     between them), then reduces the slots with :func:`kmeans_lazy_deltas`.
 
     A row keeps its label without reading X when its loosened bounds separate it from every
-    other center by more than the search's rounding margin (as in :func:`kmeans_pass`);
-    otherwise its distance to its center is recomputed (tightened). A row that then only the
+    other center by more than the search's rounding margin (as in :func:`kmeans_pass`; for
+    the jumped centers the larger of its ``lower_jumped`` bound and the triangle
+    inequality's jump_gap - its upper bound); otherwise its distance to its center is
+    recomputed (tightened). A row that then only the
     jumped centers (`buf.jumped`) may take is checked against them, the rows of a batch all
     at once by a blocked least-value search on the jumped centers' own layout (gmm_minother:
     a lower bound on the distance to every jumped center but the row's own, allowing for the
     search's rounding; no label, so no float64 redo and no merge of the lanes); a row that
     neither check keeps is searched (`_search`, screened in float32 for float64 X): the labels
-    are those of a full search. Searched rows get exact bounds; the rows whose label
+    are those of a full search. Searched rows get exact bounds, checked rows an exact
+    ``lower_jumped`` (so they are not checked again until the jumped centers move that far
+    nearer); the rows whose label
     changed add their moments to `delta` (removed from the old cluster, added to the new),
     per slot in row order (then in slot order by :func:`kmeans_lazy_deltas`): the results
     do not depend on the thread count.
@@ -1008,7 +1030,9 @@ def kmeans_lazy_pass(const floating[:, ::1] X, const floating[::1] sample_weight
     cdef const floating[:, ::1] anchors = buf.anchors     # X's dtype (checked by Cython)
     cdef int[::1] labels = buf.labels
     cdef double[::1] upper = buf.upper, lower = buf.lower, xsq = buf.xsq
+    cdef double[::1] lowj = buf.lower_jumped
     cdef double[::1] cum_drift = buf.cum_drift, cum_other = buf.cum_other
+    cdef double[::1] cum_jumped = buf.cum_jumped
     cdef double[::1] jump_gap = buf.jump_gap
     cdef int[::1] jumped = buf.jumped
     cdef Py_ssize_t n_jumped = jumped.shape[0]
@@ -1058,13 +1082,15 @@ def kmeans_lazy_pass(const floating[:, ::1] X, const floating[::1] sample_weight
     # the loosened shifts at the mask's caps (the same operations as up_shift, low_shift)
     cdef double[::1] up_cap = np.asarray(buf.mask_drift) * (1.0 + 1e-12)
     cdef double[::1] low_cap = np.asarray(buf.mask_other) * (1.0 + 1e-12)
+    cdef double[::1] jump_cap = np.asarray(buf.mask_jump) * (1.0 + 1e-12)
     cdef double csq_cap = buf.mask_csq
     # the loosened bounds, with room for the rounding of the running sums of drifts
     cdef double[::1] up_shift = np.asarray(cum_drift) * (1.0 + 1e-12)
     cdef double[::1] low_shift = np.asarray(cum_other) * (1.0 + 1e-12)
+    cdef double[::1] jump_shift = np.asarray(cum_jumped) * (1.0 + 1e-12)
     cdef Py_ssize_t s, c, i, i0, i1, j, q, m, f
     cdef int old
-    cdef double ub, lb, lbj, lball, tau, d2, wi
+    cdef double ub, lb, lbj, lball, tau, d2, wi, lj0
     cdef unsigned char st_
     cdef int64_t n_changed, n_searched, n_tight
     cdef int64_t* todo
@@ -1146,19 +1172,21 @@ def kmeans_lazy_pass(const floating[:, ::1] X, const floating[::1] sample_weight
                 m = 0
                 mp = 0
                 mj = 0
-                # the rows whose loosened bounds keep their label (X not read; the stored
-                # bound of those the jumped centers now bound is lowered) are decided by one
-                # vectorised scan; the others (miss) go on to the checks below
-                n_miss = gmm_lazy_keep(level, &labels[0], &upper[0], &lower[0], &xsq[0],
-                                       widx, p0, p1, &up_shift[0], &low_shift[0],
-                                       &jump_gap[0], &cum_other[0], tol, maxcsq, miss)
+                # the rows whose loosened bounds keep their label (X not read, nothing
+                # written) are decided by one vectorised scan; the others (miss) go on to the
+                # checks below
+                n_miss = gmm_lazy_keep(level, &labels[0], &upper[0], &lower[0], &lowj[0],
+                                       &xsq[0], widx, p0, p1, &up_shift[0], &low_shift[0],
+                                       &jump_shift[0], &jump_gap[0], tol, maxcsq, miss)
                 for q in range(n_miss):
                     p = miss[q]
                     i = watch[p] if watched else p
                     old = labels[i]
-                    # lower bounds on the distance to the other centers: those that did not
-                    # jump (lb) and those that did (lbj, by the triangle inequality)
+                    # lower bounds on the distance to the other centers: those that are not
+                    # jumped (lb) and those that are (lbj: the larger of lower_jumped's and
+                    # the triangle inequality's)
                     lb = lower[i] - low_shift[old]
+                    lj0 = lowj[i] - jump_shift[old]
                     ub = upper[i] + up_shift[old]
                     tau = tol * (xsq[i] + maxcsq)
                     if n_jumped > 0 and lb > 0 and ub * ub * (1.0 + 1e-12) + tau < lb * lb:
@@ -1171,13 +1199,13 @@ def kmeans_lazy_pass(const floating[:, ::1] X, const floating[::1] sample_weight
                         n_tight = n_tight + 1
                         ub = sqrt(d2)
                         lbj = jump_gap[old] - ub
+                        if lj0 > lbj:
+                            lbj = lj0
                         lball = lb if lb < lbj else lbj
                         if not lball > 0:
                             lball = 0.0
                         if d2 * (1.0 + 1e-12) + tau < lball * lball:
                             upper[i] = ub - cum_drift[old]
-                            if lbj < lb:
-                                lower[i] = lbj + cum_other[old]
                             continue                # kept after tightening
                         # only the jumped centers may stand in the way: checked below, all
                         # rows of the batch at once; else searched
@@ -1218,12 +1246,10 @@ def kmeans_lazy_pass(const floating[:, ::1] X, const floating[::1] sample_weight
                                 continue            # searched
                             pstate[c] = 1
                         if pd2[c] * (1.0 + 1e-12) + ptau[c] < jlb2[q]:
-                            lb = plb[c]
-                            if jlb2[q] < lb * lb:
-                                lb = sqrt(jlb2[q])
                             if pstate[c] == 1:      # tightened: its exact upper bound
                                 upper[i] = pub[c] - cum_drift[old]
-                            lower[i] = lb + cum_other[old]
+                            # its distance to the jumped centers, for the next passes
+                            lowj[i] = sqrt(jlb2[q]) + cum_jumped[old]
                             pstate[c] = 2           # kept after checking the jumped centers
                         else:
                             pstate[c] = 0           # searched
@@ -1244,6 +1270,8 @@ def kmeans_lazy_pass(const floating[:, ::1] X, const floating[::1] sample_weight
                         old = labels[i]
                         upper[i] = sqrt(sqdist(&X[i, 0], &centers[j, 0], d)) - cum_drift[j]
                         lower[i] = slb[q] + cum_other[j]
+                        if n_jumped > 0:            # (cum_jumped is -inf while none is)
+                            lowj[i] = slb[q] + cum_jumped[j]
                         if j != old:
                             labels[i] = <int>j
                             n_changed = n_changed + 1
@@ -1253,8 +1281,9 @@ def kmeans_lazy_pass(const floating[:, ::1] X, const floating[::1] sample_weight
                             row = _slot_row(&slot_delta[s, j, 0], &touched[s, j], d)
                             _moment(row, &X[i, 0], &anchors[j, 0], d, wi, 1.0)
                 if marking:                 # a pass over every row: p is the row
-                    gmm_watch_mark(level, &labels[0], &upper[0], &lower[0], &xsq[0], p0, p1,
-                                   &up_cap[0], &low_cap[0], tol, csq_cap, &wmask[0])
+                    gmm_watch_mark(level, &labels[0], &upper[0], &lower[0], &lowj[0],
+                                   &xsq[0], p0, p1, &up_cap[0], &low_cap[0], &jump_cap[0],
+                                   tol, csq_cap, &wmask[0])
             slot_changed[s] = n_changed
             slot_searched[s] = n_searched
             slot_tightened[s] = n_tight
@@ -1303,25 +1332,37 @@ def kmeans_lazy_deltas(LazyBuffers buf not None):
 
 
 def predict_lazy_kept(const int[::1] labels, const double[::1] upper,
-                      const double[::1] lower, const int64_t[::1] starts, Py_ssize_t width,
-                      const double[::1] up_shift, const double[:, ::1] low_shift,
-                      const double[:, ::1] gap, int64_t[::1] kept, int64_t[::1] kept_others):
+                      const double[::1] lower, const double[::1] lower_jumped,
+                      const int64_t[::1] starts, Py_ssize_t width, const double[::1] cum_drift,
+                      const double[::1] cum_other, const double[::1] cum_jumped,
+                      const double[::1] drift, const double[:, ::1] gap_in,
+                      const double[:, ::1] gap_out, const double[:, ::1] other,
+                      const double[:, ::1] jumped_other, const double[:, ::1] gap,
+                      int64_t[::1] kept, int64_t[::1] kept_others):
     """For the incremental pass (see :class:`LazyBuffers`), on the sampled rows (``width``
-    rows from each of ``starts``) and for each candidate q of the shifts of the lower bounds
-    ``low_shift[q]`` and of the gaps to the jumped centers ``gap[q]`` (``up_shift`` shifts
-    the upper bounds): ``kept[q]``, the rows whose loosened bounds keep their label, and
-    ``kept_others[q]``, those whose bounds separate them from the centers that did not jump
-    (the others are then checked at their exact distances). Before the rounding margin and
-    any tightening: a prediction, that chooses which centers count as jumped, never a
-    label."""
-    cdef Py_ssize_t n = labels.shape[0], k = up_shift.shape[0], nq = kept.shape[0]
+    rows from each of ``starts``) and for each candidate q of the jumped centers:
+    ``kept[q]``, the rows whose loosened bounds keep their label, and ``kept_others[q]``,
+    those whose bounds separate them from the centers that are not jumped (the others are
+    then checked at their exact distances). The bounds are those :func:`lazy_regroup`
+    makes with ``gap_in[q]`` and ``gap_out[q]`` (+inf: the jumped centers stay) from the
+    state's shifts (``cum_drift``, ``cum_other``, ``cum_jumped``), then moved by ``drift``
+    with the candidate's shifts ``other[q]`` and ``jumped_other[q]`` and gaps ``gap[q]``.
+    Before the rounding margin and any tightening: a prediction, that chooses which centers
+    are jumped, never a label."""
+    cdef Py_ssize_t n = labels.shape[0], k = drift.shape[0], nq = kept.shape[0]
     cdef Py_ssize_t b, i, q
     cdef int l
-    cdef double ub, lb, lbj
-    if upper.shape[0] != n or lower.shape[0] != n or low_shift.shape[0] != nq \
-            or gap.shape[0] != nq or low_shift.shape[1] != k or gap.shape[1] != k \
+    cdef double ub0, ub, lo, lj, lo2, lj2, t
+    if gap_in.shape[0] != nq or gap_in.shape[1] != k or gap_out.shape[0] != nq \
+            or gap_out.shape[1] != k or other.shape[0] != nq or other.shape[1] != k \
+            or jumped_other.shape[0] != nq or jumped_other.shape[1] != k \
+            or gap.shape[0] != nq or gap.shape[1] != k:
+        raise ValueError("predict_lazy_kept: the shifts and gaps must be (candidates, k)")
+    if cum_drift.shape[0] != k or cum_other.shape[0] != k or cum_jumped.shape[0] != k:
+        raise ValueError("predict_lazy_kept: the state's shifts must have k entries")
+    if upper.shape[0] != n or lower.shape[0] != n or lower_jumped.shape[0] != n \
             or kept_others.shape[0] != nq:
-        raise ValueError("predict_lazy_kept: labels, bounds, shifts, gaps and kept disagree")
+        raise ValueError("predict_lazy_kept: labels, bounds and kept disagree")
     if np.asarray(starts).size and (np.asarray(starts).min() < 0
                                     or np.asarray(starts).max() >= max(n, 1)):
         raise ValueError("predict_lazy_kept: starts out of range")
@@ -1333,13 +1374,65 @@ def predict_lazy_kept(const int[::1] labels, const double[::1] upper,
                 l = labels[i]
                 if l < 0 or l >= k:
                     continue
-                ub = upper[i] + up_shift[l]
+                ub0 = upper[i] + cum_drift[l]
+                ub = ub0 + drift[l]
+                lo = lower[i] - cum_other[l]
+                lj = lower_jumped[i] - cum_jumped[l]
                 for q in range(nq):
-                    lb = lower[i] - low_shift[q, l]
-                    if ub < lb:
+                    t = gap_out[q, l] - ub0            # the centers leaving the jumped
+                    lo2 = lo if lo < (lj if lj > t else t) else (lj if lj > t else t)
+                    t = gap_in[q, l] - ub0             # ... and those joining them
+                    lj2 = lj if lj < (lo if lo > t else t) else (lo if lo > t else t)
+                    if ub < lo2 - other[q, l]:
                         kept_others[q] += 1
-                        if ub < gap[q, l] - ub:
+                        t = gap[q, l] - ub
+                        lj2 = lj2 - jumped_other[q, l]
+                        if ub < (lj2 if lj2 > t else t):
                             kept[q] += 1
+
+
+def lazy_regroup(LazyBuffers buf not None, const double[::1] gap_in,
+                 const double[::1] gap_out, bint jumped_after, int n_threads):
+    """Before the jumped centers change (at the last pass's centers): every row's two lower
+    bounds (see :class:`LazyBuffers`) are made to hold for the new groups. Per center j,
+    ``gap_in[j]`` and ``gap_out[j]`` are lower bounds on its distance to the other centers
+    that join the jumped ones and that leave them (+inf if none): a row of cluster j is at
+    least gap - (its upper bound) from those (the triangle inequality), and at least its old
+    group's bound. So the bound on the jumped centers becomes min(old jumped bound,
+    max(old other bound, gap_in - upper)), that on the others min(old other bound,
+    max(old jumped bound, gap_out - upper)): a row far from the centers that change group
+    keeps its bounds. ``lower[i]`` keeps its offset (``cum_other``); with `jumped_after`
+    ``lower_jumped[i]`` becomes the bound itself (the pass layer then sets ``cum_jumped``
+    to 0), without it (no center to be jumped: ``cum_jumped`` -inf) it is left as it is."""
+    cdef Py_ssize_t n = buf.n, k = buf.k, i
+    if gap_in.shape[0] != k or gap_out.shape[0] != k:
+        raise ValueError(f"lazy_regroup: gap_in and gap_out must have {k} entries")
+    cdef int[::1] labels = buf.labels
+    cdef double[::1] upper = buf.upper, lower = buf.lower, lowj = buf.lower_jumped
+    cdef double[::1] cum_other = buf.cum_other
+    cdef double[::1] up_shift = np.asarray(buf.cum_drift) * (1.0 + 1e-12)
+    cdef double[::1] low_shift = np.asarray(buf.cum_other) * (1.0 + 1e-12)
+    cdef double[::1] jump_shift = np.asarray(buf.cum_jumped) * (1.0 + 1e-12)
+    cdef double a, b, ub, t, a2, b2
+    cdef int l
+    n_threads = threads_for(n_threads, n, <double>n * 8, _GRAIN)
+    with nogil:
+        for i in prange(n, num_threads=n_threads, schedule="static"):
+            l = labels[i]
+            ub = upper[i] + up_shift[l]
+            a = lower[i] - low_shift[l]
+            b = lowj[i] - jump_shift[l]
+            t = gap_out[l] - ub
+            if b > t:
+                t = b
+            a2 = a if a < t else t
+            t = gap_in[l] - ub
+            if a > t:
+                t = a
+            b2 = b if b < t else t
+            lower[i] = a2 + cum_other[l]
+            if jumped_after:
+                lowj[i] = b2
 
 
 def predict_kept(const int[::1] labels, const double[::1] upper, const double[::1] lower,

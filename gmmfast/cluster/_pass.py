@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Optional, Tuple
+from typing import List, NamedTuple, Optional, Tuple
 
 import numpy as np
 
@@ -245,6 +245,64 @@ LAZY_RTOL = 1e-12
 WATCH_PASSES = 8
 WATCH_TIGHT = 16
 WATCH_SHARE = 0.25
+#: Work of changing the jumped centers (a scan of every row's bounds, about what the pass's
+#: own scan costs), per row, in the units of JUMPED_COST.
+REGROUP_COST = 16.0
+#: At most this many jumped centers (a checked row reads them all).
+JUMPED_MAX = 64
+#: How many of the centers that drifted most an incremental pass considers joining to the
+#: jumped ones, and making the jumped ones instead of them (0: none).
+JOIN_CANDIDATES = (2, 8, 32)
+REPLACE_CANDIDATES = (0, 8, 32)
+
+
+def largest_other(drift: np.ndarray, members: np.ndarray) -> np.ndarray:
+    """Per center o: the largest drift of the ``members`` other than o (0 if none)."""
+    out = np.zeros(drift.shape[0])
+    if members.shape[0]:
+        d = drift[members]
+        a = int(np.argmax(d))
+        out[:] = d[a]
+        out[members[a]] = np.delete(d, a).max() if d.shape[0] > 1 else 0.0
+    return out
+
+
+def nearest(gaps: np.ndarray, cols: np.ndarray, group: np.ndarray) -> np.ndarray:
+    """Per center: the least of ``gaps`` (from :func:`center_gaps` with ``cols``) over the
+    centers ``group`` (a subset of cols), +inf if it is empty."""
+    if group.shape[0] == 0:
+        return np.full(gaps.shape[0], np.inf)
+    return gaps[:, np.searchsorted(cols, group)].min(axis=1)
+
+
+def center_gaps(C: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """(k, len(cols)): each center's distance to the centers ``cols`` (C's rows), from the
+    Gram matrix, lowered by its rounding (below (d + 2) eps (||c_l||^2 + ||c_J||^2)); +inf
+    to itself."""
+    csq = np.einsum("ij,ij->i", C, C)
+    dist = csq[:, None] + csq[cols][None, :]
+    dist *= 1.0 - 4.0 * (C.shape[1] + 2) * 2.0 ** -53
+    dist -= 2.0 * (C @ C[cols].T)
+    np.sqrt(np.maximum(dist, 0.0, out=dist), out=dist)
+    dist[cols, np.arange(cols.shape[0])] = np.inf
+    return dist
+
+
+class Plan(NamedTuple):
+    """What an incremental pass does (:meth:`IncrementalLloyd._plan`): per center, its
+    ``drift`` since the last pass, the largest drift of the other centers that are not
+    jumped (``other``) and of the other jumped ones (``jumped_other``), and its distance to
+    the other jumped ones (``gap``, lowered for rounding, +inf if none); ``regroup``, the
+    jumped centers to take before the pass (None: they stay), with each center's distance
+    at the last pass's centers to the other centers that join them and that leave them
+    (``gap_in``, ``gap_out``; see :func:`~gmmfast._kernels._kmeans.lazy_regroup`)."""
+    drift: np.ndarray
+    other: np.ndarray
+    jumped_other: np.ndarray
+    gap: np.ndarray
+    regroup: Optional[np.ndarray] = None
+    gap_in: Optional[np.ndarray] = None
+    gap_out: Optional[np.ndarray] = None
 
 
 class IncrementalLloyd:
@@ -252,7 +310,8 @@ class IncrementalLloyd:
 
     Started from an exact pass (``first``, with sums, made with ``bounds``, whose per-row
     arrays this object takes over), it keeps in memory each row's label and Hamerly's bounds
-    (4 + 24 bytes a row) and, per cluster j, the moments relative to an anchor a_j (the
+    (4 + 32 bytes a row: two lower bounds, for the jumped centers and for the others) and,
+    per cluster j, the moments relative to an anchor a_j (the
     centers of ``first``): the weight W_j, S'_j = sum s_i (x_i - a_j), Q'_j = sum s_i ||x_i -
     a_j||^2 and the rows of positive weight. A pass (:meth:`step`) reads only the bounds of
     a row whose label provably stays (no read of X), tightens and searches the others (the
@@ -298,11 +357,14 @@ class IncrementalLloyd:
         first.labels = self.labels.view()
         first.labels.flags.writeable = False
         self.passes = 0                                    # since the anchors
-        self._unchecked_jump = 0.0
         self.stale = False
+        self._regrouping = False
         self._bounds = bounds
         self.cum_drift, self.cum_other = np.zeros(k), np.zeros(k)
+        self.cum_jumped = np.full(k, -np.inf)              # no center is jumped yet
         self.jump_gap = np.full(k, np.inf)
+        self.jumped = np.empty(0, dtype=np.int32)
+        self._lower_jumped = np.zeros(n)    # bounds nothing while cum_jumped is -inf
         slots = n_slots(n, k, d)
         n_chunks = -(-n // CHUNK)
         self._sample = (np.arange(slots, dtype=np.int64) * n_chunks // slots) * CHUNK
@@ -314,8 +376,8 @@ class IncrementalLloyd:
             np.empty(slots, dtype=np.int64) for _ in range(3))
         self.buffers = kernels.LazyBuffers(
             n, k, d, labels=self.labels, upper=bounds.upper, lower=bounds.lower,
-            xsq=bounds.xsq, cum_drift=self.cum_drift, cum_other=self.cum_other,
-            jump_gap=self.jump_gap,
+            lower_jumped=self._lower_jumped, xsq=bounds.xsq, cum_drift=self.cum_drift,
+            cum_other=self.cum_other, cum_jumped=self.cum_jumped, jump_gap=self.jump_gap,
             anchors=self.anchors, slot_delta=np.empty((slots, k, d + 3)),
             slot_touched=np.empty((slots, k), dtype=np.uint8), delta=self.delta,
             slot_changed=self.slot_changed, slot_searched=self.slot_searched,
@@ -329,22 +391,28 @@ class IncrementalLloyd:
         """An incremental pass at ``centers`` (C-contiguous, X's dtype). Its ``labels`` are
         this object's array (read-only): the next pass changes them."""
         c64 = centers.astype(np.float64)
-        drift, other, gap, jumped = self._plan(c64)
+        plan = self._plan(c64)
         self.stale = True      # until the pass is whole: Ctrl-C between blocks leaves the
-        self.cum_drift += drift                      # bounds valid, the moments behind
-        self.cum_other += other
-        self.jump_gap[:] = gap
-        self.buffers.set_jumped(jumped)
+        if plan.regroup is not None:                 # bounds valid, the moments behind
+            self._regrouping = True        # (Ctrl-C from here to its end: bounds dropped)
+            kernels.lazy_regroup(self.buffers, plan.gap_in, plan.gap_out,
+                                 plan.regroup.shape[0] > 0, self.n_threads)
+            self.cum_jumped[:] = 0.0 if plan.regroup.shape[0] else -np.inf
+            self.jumped = plan.regroup
+            self.buffers.set_jumped(plan.regroup)
+            self._regrouping = False
+        self.cum_drift += plan.drift
+        self.cum_other += plan.other
+        self.cum_jumped += plan.jumped_other
+        self.jump_gap[:] = plan.gap
         self.centers = c64
-        caps = self._request_mask(c64, max(float(drift.max()), float(other.max())))
-        # the rows a pass has not reached yet are not bounded away from the jumped centers
-        self._unchecked_jump = float(drift[jumped].max()) if jumped.shape[0] else 0.0
+        caps = self._request_mask(c64, plan.drift, float(plan.other.max()),
+                                  float(plan.jumped_other.max()))
         watched = False
         for lo in range(0, self._slots, self._block):
             watched = kernels.kmeans_lazy_pass(self.X, self.sw, centers, self.buffers, lo,
                                                min(lo + self._block, self._slots),
                                                self.n_threads)
-        self._unchecked_jump = 0.0
         kernels.kmeans_lazy_deltas(self.buffers)
         d = self.X.shape[1]
         self.weight += self.delta[:, 0]
@@ -365,20 +433,24 @@ class IncrementalLloyd:
                     changed=changed, searched=int(self.slot_searched.sum()),
                     tightened=tightened, sums=sums, exact=False)
 
-    def _request_mask(self, c64: np.ndarray, rate: float) -> Optional[Tuple]:
-        """Ask the pass to mark the rows a watch list must hold while every center's drift
-        and the others' largest drift add up to at most WATCH_PASSES x ``rate`` (this pass's
-        largest) more: the caps, or None if nothing moved."""
+    def _request_mask(self, c64: np.ndarray, drift: np.ndarray, other: float,
+                      jumped: float) -> Optional[Tuple]:
+        """Ask the pass to mark the rows a watch list must hold while the centers move at
+        most WATCH_PASSES x this pass's largest moves more (``other`` of the centers that
+        are not jumped, ``jumped`` of those that are, each center by its group's): the caps,
+        or None if nothing moved."""
         self.buffers.cancel_mask()
-        horizon = WATCH_PASSES * rate
-        if not horizon > 0:
+        if not float(drift.max()) > 0:
             return None
         if self._watch_mask is None:
             self._watch_mask = np.empty(self.X.shape[0], dtype=np.uint8)
+        horizon = np.full(drift.shape[0], WATCH_PASSES * other)
+        horizon[self.jumped] = WATCH_PASSES * jumped
         # every center stays within the horizon of where it is: a cap on max ||c||^2
-        csq_cap = (math.sqrt(float(np.einsum("ij,ij->i", c64, c64).max())) + horizon) ** 2 \
-            * (1.0 + 1e-9)
-        caps = (self.cum_drift + horizon, self.cum_other + horizon, csq_cap)
+        csq_cap = (math.sqrt(float(np.einsum("ij,ij->i", c64, c64).max()))
+                   + float(horizon.max())) ** 2 * (1.0 + 1e-9)
+        caps = (self.cum_drift + horizon, self.cum_other + WATCH_PASSES * other,
+                self.cum_jumped + WATCH_PASSES * jumped, csq_cap)
         self.buffers.request_mask(self._watch_mask, *caps)
         return caps
 
@@ -394,56 +466,95 @@ class IncrementalLloyd:
         if np.count_nonzero(marked) <= WATCH_SHARE * n:
             self.buffers.set_watch(np.flatnonzero(marked).astype(np.int64, copy=False), *caps)
 
-    def _plan(self, c64: np.ndarray
-              ) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """(drift of every center since the last pass, largest drift of the other centers
-        that did not jump, each center's distance to the jumped ones lowered for rounding,
-        the jumped centers).
-
-        A row whose bounds separate it from every center costs a scan of its bounds; a row
-        separated from the centers that did not jump only is checked at its distances to
-        the jumped ones (a read of X, as the exact pass does); the others are searched. The
-        m centers that drifted most count as jumped, m from JUMPED_CANDIDATES with the
-        least work predicted on a sample (LAZY_SAMPLE rows at the start of every slot) in
-        the units of :meth:`HamerlyBounds.plan`; none when the sample keeps
-        LAZY_KEEP_ALL of its rows without (the usual pass near a fixed point)."""
+    def plans(self, c64: np.ndarray, groups: List[np.ndarray]) -> List[Plan]:
+        """The :class:`Plan` of the pass to ``c64`` with each of ``groups`` (increasing int32
+        centers) as its jumped centers (the jumped centers now: no regroup)."""
         drift = np.sqrt(((c64 - self.centers) ** 2).sum(axis=1)) * (1.0 + 1e-12)
         k = drift.shape[0]
+        G = self.jumped
+        grouped = np.zeros(k, dtype=bool)
+        grouped[G] = True
+        rests = []                                    # the centers not in each group
+        used, moved = grouped.copy(), np.zeros(k, dtype=bool)
+        for group in groups:
+            rest = np.ones(k, dtype=bool)
+            rest[group] = False
+            rests.append(rest)
+            used[group] = True
+            moved[group[~grouped[group]]] = True      # joining the jumped centers ...
+            moved[G[rest[G]]] = True                  # ... or leaving them
+        cols, last_cols = np.flatnonzero(used), np.flatnonzero(moved)
+        now, last = center_gaps(c64, cols), center_gaps(self.centers, last_cols)
+        out = []
+        for group, rest in zip(groups, rests):
+            shifts = (drift, largest_other(drift, np.flatnonzero(rest)),
+                      largest_other(drift, group), nearest(now, cols, group))
+            if np.array_equal(group, G):
+                out.append(Plan(*shifts))
+            else:
+                out.append(Plan(*shifts, regroup=group,
+                                gap_in=nearest(last, last_cols, group[~grouped[group]]),
+                                gap_out=nearest(last, last_cols, G[rest[G]])))
+        return out
+
+    def _predict(self, plans: List[Plan]) -> Tuple[np.ndarray, np.ndarray]:
+        """(kept, kept_others) of :func:`~gmmfast._kernels._kmeans.predict_lazy_kept` on
+        the sample for each plan."""
+        k = plans[0].drift.shape[0]
+        inf = np.full(k, np.inf)
+        kept = np.empty(len(plans), dtype=np.int64)
+        kept_others = np.empty(len(plans), dtype=np.int64)
+        kernels.predict_lazy_kept(
+            self.labels, self._upper, self._lower, self._lower_jumped, self._sample,
+            LAZY_SAMPLE, self.cum_drift, self.cum_other, self.cum_jumped, plans[0].drift,
+            np.array([inf if p.gap_in is None else p.gap_in for p in plans]),
+            np.array([inf if p.gap_out is None else p.gap_out for p in plans]),
+            np.array([p.other for p in plans]), np.array([p.jumped_other for p in plans]),
+            np.array([p.gap for p in plans]), kept, kept_others)
+        return kept, kept_others
+
+    def _plan(self, c64: np.ndarray) -> Plan:
+        """The :class:`Plan` of the pass to ``c64``.
+
+        A row whose bounds separate it from every center costs a scan of its bounds; a row
+        separated from the centers that are not jumped only is checked at its distances to
+        the jumped ones (a read of X, as the exact pass does); the others are searched. The
+        jumped centers stay from pass to pass (a checked row's bound on its distance to them
+        holds until they have moved that far), unless one of these is predicted to cost
+        less work, REGROUP_COST a row included: the m centers that are not jumped and
+        drifted most join them (up to JUMPED_MAX in all, m from JOIN_CANDIDATES), or the m
+        that drifted most replace them (m from REPLACE_CANDIDATES). The work is predicted on a sample
+        (LAZY_SAMPLE rows at the start of every slot) in the units of
+        :meth:`HamerlyBounds.plan`; the jumped centers stay without a look at the others
+        when the sample keeps LAZY_KEEP_ALL of its rows with them (the usual pass near a
+        fixed point)."""
+        G = self.jumped
+        keep = self.plans(c64, [G])[0]
+        drift = keep.drift
+        if drift.max() == 0.0 or self._predict([keep])[0][0] >= LAZY_KEEP_ALL * self._sampled:
+            return keep
+        k = drift.shape[0]
         order = np.argsort(-drift, kind="stable")
-        ms = np.array([m for m in JUMPED_CANDIDATES if m < k])
-        others = np.full((ms.shape[0], k), drift[order[ms]][:, None])
-        others[np.arange(ms.shape[0]), order[ms]] = np.where(ms + 1 < k,
-                                                             drift[order[np.minimum(ms + 1, k - 1)]], 0.0)
-        gaps = np.full((ms.shape[0], k), np.inf)
-        none = (drift, others[0], gaps[0], np.empty(0, dtype=np.int32))
-        if drift[order[0]] == 0.0 or ms.shape[0] == 1:
-            return none
-        kept, kept_others = np.empty(1, dtype=np.int64), np.empty(1, dtype=np.int64)
-        kernels.predict_lazy_kept(self.labels, self._upper, self._lower, self._sample,
-                                  LAZY_SAMPLE, self.cum_drift + drift,
-                                  self.cum_other + others[:1], gaps[:1], kept, kept_others)
-        if kept[0] >= LAZY_KEEP_ALL * self._sampled:
-            return none
-        top = order[:ms[-1]]
-        # each center's distance to the t-th jumped one, from the Gram matrix, lowered by
-        # its rounding (below (d + 2) eps (||c_l||^2 + ||c_J||^2))
-        csq = np.einsum("ij,ij->i", c64, c64)
-        g = csq[:, None] + csq[top][None, :]
-        dist = np.sqrt(np.maximum(g - 2.0 * (c64 @ c64[top].T)
-                                  - 4.0 * (c64.shape[1] + 2) * 2.0 ** -53 * g, 0.0))
-        dist[top, np.arange(top.shape[0])] = np.inf
-        for q in range(1, ms.shape[0]):
-            gaps[q] = dist[:, :ms[q]].min(axis=1)
-        kept = np.empty(ms.shape[0], dtype=np.int64)
-        kept_others = np.empty(ms.shape[0], dtype=np.int64)
-        kernels.predict_lazy_kept(self.labels, self._upper, self._lower, self._sample,
-                                  LAZY_SAMPLE, self.cum_drift + drift, self.cum_other + others,
-                                  gaps, kept, kept_others)
-        blocks = -(-ms // kernels.simd_block(self.X.dtype))
+        grouped = np.zeros(k, dtype=bool)
+        grouped[G] = True
+        free = order[~grouped[order]]                     # not jumped, by drift
+        groups: List[np.ndarray] = [G]
+        for m in JOIN_CANDIDATES:      # the m that drifted most join the jumped ones ...
+            if m < k and G.shape[0] + m <= JUMPED_MAX:
+                groups.append(np.sort(np.concatenate([G, free[:m]])).astype(np.int32))
+        for m in REPLACE_CANDIDATES:   # ... or replace them
+            if m >= k:
+                continue
+            group = np.sort(order[:m]).astype(np.int32)
+            if not any(np.array_equal(group, g) for g in groups):
+                groups.append(group)
+        plans = self.plans(c64, groups)
+        kept, kept_others = self._predict(plans)
+        blocks = -(-np.array([g.shape[0] for g in groups]) // kernels.simd_block(self.X.dtype))
         work = ((self._sampled - kept_others) * (k + JUMPED_COST)
-                + (kept_others - kept) * (JUMPED_COST + blocks * JUMPED_BLOCK_COST))
-        q = int(np.argmin(work))
-        return drift, others[q], gaps[q], np.sort(order[:ms[q]]).astype(np.int32)
+                + (kept_others - kept) * (JUMPED_COST + blocks * JUMPED_BLOCK_COST)
+                + np.where(np.arange(len(plans)) > 0, REGROUP_COST * self._sampled, 0.0))
+        return plans[int(np.argmin(work))]
 
     def cluster_sums(self, centers: np.ndarray) -> ClusterSums:
         """The :class:`ClusterSums` of the current labels at ``centers``, from the moments."""
@@ -469,8 +580,14 @@ class IncrementalLloyd:
         centers, even if that pass was interrupted), for an exact pass; this state is then
         done."""
         b = self._bounds
+        k = self.cum_other.shape[0]
+        if self._regrouping:           # interrupted while the groups changed: no bound
+            b.lower[:] = 0.0
+        else:                          # lower: every center
+            kernels.lazy_regroup(self.buffers, np.full(k, np.inf), np.full(k, -np.inf), False,
+                                 self.n_threads)
+            b.lower -= self.cum_other[self.labels] * (1.0 + 1e-12)
         b.upper += self.cum_drift[self.labels] * (1.0 + 1e-12)
-        b.lower -= (self.cum_other[self.labels] + self._unchecked_jump) * (1.0 + 1e-12)
         b.centers = self.centers
         self._bounds = None
         return b
