@@ -8,7 +8,8 @@ and writes nothing under bench/results/. It fits the default ``GMMKMeans(k)`` on
 thread and prints each level (rows, iterations, seconds) and, for every pass on at least
 ``--min-rows`` rows, its time: the exact passes (a level's first, a full search where no
 bounds keep a row), and the incremental Lloyd passes with the labels they changed, the rows
-they searched and tightened (read X for), and the centers that counted as jumped. Run it
+they searched and tightened (read X for), and how many centers were jumped ("new" when the
+pass changed them). Run it
 from each build's tree (``PYTHONPATH`` at it, as every bench script) and compare the
 incremental passes' times: on a virtual machine whose host takes freed pages back,
 whole-process times of fresh processes depend on what ran just before (see

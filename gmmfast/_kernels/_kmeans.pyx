@@ -1074,6 +1074,9 @@ def kmeans_lazy_pass(const floating[:, ::1] X, const floating[::1] sample_weight
     cdef int64_t[::1] ident = np.arange(_CHUNK, dtype=np.int64)
     cdef const int[::1] jpos = jpos_arr
     cdef bint watched = buf.watch_holds(maxcsq)
+    # with no jumped center (cum_jumped -inf) lower_jumped bounds nothing: the scans read
+    # lower in its place (the same result, no second array streamed)
+    cdef const double* lj_rows = &lowj[0] if n_jumped > 0 else &lower[0]
     cdef const int64_t[::1] watch = buf.watch
     cdef const int64_t[::1] watch_start = buf.watch_start
     cdef Py_ssize_t p, p_lo, p_hi, b, p0, p1
@@ -1175,7 +1178,7 @@ def kmeans_lazy_pass(const floating[:, ::1] X, const floating[::1] sample_weight
                 # the rows whose loosened bounds keep their label (X not read, nothing
                 # written) are decided by one vectorised scan; the others (miss) go on to the
                 # checks below
-                n_miss = gmm_lazy_keep(level, &labels[0], &upper[0], &lower[0], &lowj[0],
+                n_miss = gmm_lazy_keep(level, &labels[0], &upper[0], &lower[0], lj_rows,
                                        &xsq[0], widx, p0, p1, &up_shift[0], &low_shift[0],
                                        &jump_shift[0], &jump_gap[0], tol, maxcsq, miss)
                 for q in range(n_miss):
@@ -1281,7 +1284,7 @@ def kmeans_lazy_pass(const floating[:, ::1] X, const floating[::1] sample_weight
                             row = _slot_row(&slot_delta[s, j, 0], &touched[s, j], d)
                             _moment(row, &X[i, 0], &anchors[j, 0], d, wi, 1.0)
                 if marking:                 # a pass over every row: p is the row
-                    gmm_watch_mark(level, &labels[0], &upper[0], &lower[0], &lowj[0],
+                    gmm_watch_mark(level, &labels[0], &upper[0], &lower[0], lj_rows,
                                    &xsq[0], p0, p1, &up_cap[0], &low_cap[0], &jump_cap[0],
                                    tol, csq_cap, &wmask[0])
             slot_changed[s] = n_changed

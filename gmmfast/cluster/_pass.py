@@ -96,9 +96,9 @@ class Pass:
 
 
 #: Numbers of centers that moved far, checked against a row's distance instead of lowering
-#: every row's bound by their drift, that a pass considers (merge-split relocates a few
-#: centers per iteration and moves their receivers): the one with the least predicted work
-#: is used.
+#: every row's bound by their drift, that an exact pass considers (merge-split relocates a
+#: few centers per iteration and moves their receivers): the one with the least predicted
+#: work is used. (The incremental passes keep their jumped centers: JOIN_CANDIDATES.)
 JUMPED_CANDIDATES = (0, 1, 2, 4, 8, 16, 32)
 #: Work of checking one jumped center for a kept row, in units of one center of a full
 #: nearest-center search (a scalar distance against the search's blocked SIMD kernel;
@@ -523,8 +523,8 @@ class IncrementalLloyd:
         holds until they have moved that far), unless one of these is predicted to cost
         less work, REGROUP_COST a row included: the m centers that are not jumped and
         drifted most join them (up to JUMPED_MAX in all, m from JOIN_CANDIDATES), or the m
-        that drifted most replace them (m from REPLACE_CANDIDATES). The work is predicted on a sample
-        (LAZY_SAMPLE rows at the start of every slot) in the units of
+        that drifted most replace them (m from REPLACE_CANDIDATES). The work is predicted on
+        a sample (LAZY_SAMPLE rows at the start of every slot) in the units of
         :meth:`HamerlyBounds.plan`; the jumped centers stay without a look at the others
         when the sample keeps LAZY_KEEP_ALL of its rows with them (the usual pass near a
         fixed point)."""
