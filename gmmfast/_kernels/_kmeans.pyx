@@ -1334,6 +1334,15 @@ def kmeans_lazy_deltas(LazyBuffers buf not None):
                         delta[j, f] = delta[j, f] + slot_delta[s, j, f]
 
 
+cdef inline double _carried(double own, double other, double gap) noexcept nogil:
+    """A row's bound on a group of centers after some join it (:func:`lazy_regroup`): its
+    old bound ``own`` on those that stay, and for those that join, the larger of its old bound
+    ``other`` on them and ``gap`` (their least distance to its center less its upper bound)."""
+    if other > gap:
+        gap = other
+    return own if own < gap else gap
+
+
 def predict_lazy_kept(const int[::1] labels, const double[::1] upper,
                       const double[::1] lower, const double[::1] lower_jumped,
                       const int64_t[::1] starts, Py_ssize_t width, const double[::1] cum_drift,
@@ -1382,10 +1391,8 @@ def predict_lazy_kept(const int[::1] labels, const double[::1] upper,
                 lo = lower[i] - cum_other[l]
                 lj = lower_jumped[i] - cum_jumped[l]
                 for q in range(nq):
-                    t = gap_out[q, l] - ub0            # the centers leaving the jumped
-                    lo2 = lo if lo < (lj if lj > t else t) else (lj if lj > t else t)
-                    t = gap_in[q, l] - ub0             # ... and those joining them
-                    lj2 = lj if lj < (lo if lo > t else t) else (lo if lo > t else t)
+                    lo2 = _carried(lo, lj, gap_out[q, l] - ub0)   # the centers leaving
+                    lj2 = _carried(lj, lo, gap_in[q, l] - ub0)    # ... and joining them
                     if ub < lo2 - other[q, l]:
                         kept_others[q] += 1
                         t = gap[q, l] - ub
@@ -1416,7 +1423,7 @@ def lazy_regroup(LazyBuffers buf not None, const double[::1] gap_in,
     cdef double[::1] up_shift = np.asarray(buf.cum_drift) * (1.0 + 1e-12)
     cdef double[::1] low_shift = np.asarray(buf.cum_other) * (1.0 + 1e-12)
     cdef double[::1] jump_shift = np.asarray(buf.cum_jumped) * (1.0 + 1e-12)
-    cdef double a, b, ub, t, a2, b2
+    cdef double a, b, ub
     cdef int l
     n_threads = threads_for(n_threads, n, <double>n * 8, _GRAIN)
     with nogil:
@@ -1425,17 +1432,9 @@ def lazy_regroup(LazyBuffers buf not None, const double[::1] gap_in,
             ub = upper[i] + up_shift[l]
             a = lower[i] - low_shift[l]
             b = lowj[i] - jump_shift[l]
-            t = gap_out[l] - ub
-            if b > t:
-                t = b
-            a2 = a if a < t else t
-            t = gap_in[l] - ub
-            if a > t:
-                t = a
-            b2 = b if b < t else t
-            lower[i] = a2 + cum_other[l]
+            lower[i] = _carried(a, b, gap_out[l] - ub) + cum_other[l]
             if jumped_after:
-                lowj[i] = b2
+                lowj[i] = _carried(b, a, gap_in[l] - ub)
 
 
 def predict_kept(const int[::1] labels, const double[::1] upper, const double[::1] lower,
