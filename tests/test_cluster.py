@@ -865,6 +865,36 @@ def test_sample_size_auto_is_every_row_for_lloyd_and_small_data():
     assert len(lv) == 2 and lv[0].rows < 3000 and lv[1].rows == 3000
 
 
+@pytest.mark.parametrize("init_size, seeded", [("auto", "sample"), (300, 300),
+                                                 (2500, 2500), (None, 5000)])
+def test_init_size_beyond_the_coarse_sample_seeds_on_that_many_rows(monkeypatch, init_size,
+                                                                     seeded):
+    """Coarse to fine, init_size larger than the coarse sample (or None) seeds k-means++ on
+    that many of X's rows, not on the sample (which held it to the sample's size before);
+    "auto" seeds on the sample, a smaller size on part of it."""
+    import gmmfast.cluster._rows as rows_module
+    calls = []
+    real = rows_module.seed_centers
+
+    def spy(X, sw, k, init, rng, n_threads, size):
+        calls.append((X.shape[0], min(size, X.shape[0])))
+        return real(X, sw, k, init, rng, n_threads, size)
+
+    monkeypatch.setattr(rows_module, "seed_centers", spy)
+    X = blobs(5000, 5, seed=2)[0]
+    est = GMMKMeans(5, sample_size=600, init_size=init_size, random_state=0).fit(X)
+    coarse = est.levels_[0].rows
+    assert len(calls) == 1 and 400 < coarse < 800
+    given, used = calls[0]
+    if seeded == "sample":
+        assert given == used == coarse
+    elif seeded == 300:
+        assert given == coarse and used == 300
+    else:       # a Bernoulli sample of about that many rows, seeded on exactly that many
+        assert used == seeded and abs(given - seeded) <= 0.1 * seeded
+    assert est.levels_[-1].rows == 5000
+
+
 def test_coarse_to_fine_is_the_same_for_any_thread_count():
     X = blobs(20_000, 12, seed=4)[0]
     fits = []

@@ -445,12 +445,15 @@ def test_public_seeding_and_inertia_take_a_dask_array(client):
         initial_centers(Xd, 8, init_size=None)
 
 
-def test_coarse_to_fine_on_dask_is_the_in_memory_fit(client):
+@pytest.mark.parametrize("init_size", ["auto", 6000])
+def test_coarse_to_fine_on_dask_is_the_in_memory_fit(client, init_size):
     """The sample is drawn by global row across the blocks, the coarse level runs in memory on
-    the driver, the fine level passes over the blocks: the fit of the in-memory rows."""
+    the driver, the fine level passes over the blocks: the fit of the in-memory rows (also
+    when k-means++ seeds on a larger sample of its own)."""
     X = mixture(n=20_000)
-    mem = GMMKMeans(12, sample_size=2000, random_state=5).fit(X)
-    dsk = GMMKMeans(12, sample_size=2000, random_state=5).fit(da.from_array(X, chunks=(3000, 3)))
+    mem = GMMKMeans(12, sample_size=2000, init_size=init_size, random_state=5).fit(X)
+    dsk = GMMKMeans(12, sample_size=2000, init_size=init_size,
+                    random_state=5).fit(da.from_array(X, chunks=(3000, 3)))
     assert [lv.rows for lv in dsk.levels_] == [lv.rows for lv in mem.levels_]
     np.testing.assert_array_equal(dsk.levels_[0].centers, mem.levels_[0].centers)
     assert dsk.inertia_ == pytest.approx(mem.inertia_, rel=1e-9)

@@ -315,18 +315,22 @@ def fit_gmm(rows: Any, p: GMMParams, rng: np.random.Generator) -> Run:
     # its own budget (level_passes), which the restarts are not part of
     seeding = p if len(levels) == 1 or p.restarts != "auto" else replace(p, restarts=0)
 
+    seed_rows = seeding_rows(rows, coarse, p, rng)
+    # the seeding's work in passes over the coarse level's rows: part of the level's budget
+    init_passes = seed_rows.init_passes(p) * seed_rows.n / coarse.n
+
     def start(r: int) -> np.ndarray:
         t = time.perf_counter()
-        w0 = coarse.seed(seeding, rng)
+        w0 = seed_rows.seed(seeding, rng)
         if p.verbose:
             print(f"G-MM k-means{rows.where} run {r + 1}/{p.n_init}: initialisation "
-                  f"({p.init if isinstance(p.init, str) else 'given'}) on {coarse.n} rows "
+                  f"({p.init if isinstance(p.init, str) else 'given'}) on {seed_rows.n} rows "
                   f"{time.perf_counter() - t:.2f} s", flush=True)
         return w0
 
     def single(w0: np.ndarray, r: int) -> Run:
-        run = gmm_run(coarse, w0, p, rng, coarse.init_passes(p), level_passes)
-        run.restarts = getattr(coarse, "restarts", None)
+        run = gmm_run(coarse, w0, p, rng, init_passes, level_passes)
+        run.restarts = getattr(seed_rows, "restarts", None)
         return run
 
     best = fit_runs(p.n_init, start, single)
@@ -339,6 +343,20 @@ def fit_gmm(rows: Any, p: GMMParams, rng: np.random.Generator) -> Run:
         best = polish(rows, best, p)
     best.labels = rows.finish(best, p.k)
     return best
+
+
+def seeding_rows(rows: Any, coarse: Any, p: GMMParams, rng: np.random.Generator) -> Any:
+    """The rows a fit seeds on: the coarse level's, unless the fit is coarse to fine and
+    ``init_size`` asks k-means++ or k-means|| for more of the data's rows than the coarse
+    sample holds (an int, or None: every row); then a uniform sample of that many rows of the
+    data, drawn apart from the coarse level's (every row when it asks for as many)."""
+    if (coarse is rows or isinstance(p.init_size, str) or not isinstance(p.init, str)
+            or p.init not in ("k-means++", "k-means||")):
+        return coarse
+    size = rows.n if p.init_size is None else min(p.init_size, rows.n)
+    if size <= coarse.n:
+        return coarse
+    return rows if size >= rows.n else rows.sample(size, p.k, rng)
 
 
 def coarse_level_passes(p: GMMParams, n: int, m: int) -> float:

@@ -59,9 +59,13 @@ class GMMKMeans(TransformerOutputMixin, BaseEstimator):
         numpy Generator and returns the centers.
     init_size : int, "auto" or None, default="auto"
         Rows ("k-means++", "k-means||") seed on: a uniform sample of this many
-        rows (with their weights) when X has more; None seeds on all rows.
-        "auto" seeds on all rows (on a dask array: a sample of max(256 k, 100,000)
-        rows).
+        rows (with their weights) when X has more; None seeds on all rows. Coarse to
+        fine (``sample_size``), a size above the coarse level's sample (or None) seeds
+        on that many rows of X, drawn apart from the sample, and the seeding's work
+        counts in the coarse level's budget (``escape_effort``); a smaller one seeds on
+        part of the sample. "auto": the rows G-MM's first level runs on (coarse to fine,
+        its sample; fitted on every row, all of them, on a dask array a sample of
+        max(256 k, 100,000) rows).
     sample_size : int, "auto" or None, default="auto"
         Coarse to fine: G-MM with its escapes (the global moves: which regions hold too
         many or too few centers) runs on a uniform sample of this many rows; then Lloyd's
