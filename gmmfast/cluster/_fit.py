@@ -316,8 +316,6 @@ def fit_gmm(rows: Any, p: GMMParams, rng: np.random.Generator) -> Run:
     seeding = p if len(levels) == 1 or p.restarts != "auto" else replace(p, restarts=0)
 
     seed_rows = seeding_rows(rows, coarse, p, rng)
-    # the seeding's work in passes over the coarse level's rows: part of the level's budget
-    init_passes = seed_rows.init_passes(p) * seed_rows.n / coarse.n
 
     def start(r: int) -> np.ndarray:
         t = time.perf_counter()
@@ -329,7 +327,9 @@ def fit_gmm(rows: Any, p: GMMParams, rng: np.random.Generator) -> Run:
         return w0
 
     def single(w0: np.ndarray, r: int) -> Run:
-        run = gmm_run(coarse, w0, p, rng, init_passes, level_passes)
+        # the budget charges the seeding on the coarse rows; a larger one asked by init_size
+        # is extra work, so the escapes keep what they have with the default seeding
+        run = gmm_run(coarse, w0, p, rng, coarse.init_passes(p), level_passes)
         run.restarts = getattr(seed_rows, "restarts", None)
         return run
 

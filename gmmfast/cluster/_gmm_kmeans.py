@@ -61,9 +61,9 @@ class GMMKMeans(TransformerOutputMixin, BaseEstimator):
         Rows ("k-means++", "k-means||") seed on: a uniform sample of this many
         rows (with their weights) when X has more; None seeds on all rows. Coarse to
         fine (``sample_size``), a size above the coarse level's sample (or None) seeds
-        on that many rows of X, drawn apart from the sample, and the seeding's work
-        counts in the coarse level's budget (``escape_effort``); a smaller one seeds on
-        part of the sample. "auto": the rows G-MM's first level runs on (coarse to fine,
+        on that many rows of X, drawn apart from the sample (extra work: the escapes keep
+        the budget they have with the default seeding); a smaller one seeds on part of
+        the sample. "auto": the rows G-MM's first level runs on (coarse to fine,
         its sample; fitted on every row, all of them, on a dask array a sample of
         max(256 k, 100,000) rows).
     sample_size : int, "auto" or None, default="auto"
