@@ -263,6 +263,7 @@ _INIT_SIZE_ABOVE_SAMPLE = (
     "on a sample, and a Dask fit on a sample (/work/q/s23/ident.py, AVX-512, 2026-11-30)")
 DECLARED_UNCHANGED_FOR: Dict[str, Tuple[Tuple[str, ...], str]] = {
     "a5b3b38309551cdbffe52f3d9e0b466db397bb55": (_ALL_BUT_INIT, _INIT_SIZE_ABOVE_SAMPLE),
+    "eefb20b61ec59b4cd32e5be1ddd8dce47411a812": (_ALL_BUT_INIT, _INIT_SIZE_ABOVE_SAMPLE),
     **{sha: (("scenes_table3", "scenes_calibration"), _SCENE_PARTS_SAME) for sha in (
         "94aa664cd5331a415dfb7217ea39bf05f37ab754", "28956fc72376c30de778d137208c6fcf94d849dc",
         "f6eb5556c8f4dc0810965156560548814b7809fe", "8a643988a903c27ee8e4444976a8cd7f835dc97c")},
