@@ -45,13 +45,23 @@ DATA = ROOT.parent / "shared" / "data"
 
 
 def _cpu_model() -> str:
+    """The CPU's model name, with its family and model numbers where /proc/cpuinfo has them
+    (a virtual machine may name only "AMD EPYC": family 25 is Zen 3 or 4, 26 Zen 5)."""
+    fields: Dict[str, str] = {}
     try:
         for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
+            key, _, value = line.partition(":")
+            key = key.strip()
+            if key in ("model name", "cpu family", "model") and key not in fields:
+                fields[key] = value.strip()
+            if not line.strip() and fields:
+                break                      # the first processor's block is enough
     except OSError:
         pass
-    return platform.processor() or platform.machine()
+    name = fields.get("model name") or platform.processor() or platform.machine()
+    if "cpu family" in fields and "model" in fields:
+        name += f" (family {fields['cpu family']} model {fields['model']})"
+    return name
 
 
 def commit_label() -> str:
