@@ -63,8 +63,8 @@ class GMMKMeans(TransformerOutputMixin, BaseEstimator):
         fine (``sample_size``), a size above the coarse level's sample (or None) seeds
         on that many rows of X, drawn apart from the sample (extra work: the escapes keep
         the budget they have with the default seeding); a smaller one seeds on part of
-        the sample. "auto": the rows G-MM's first level runs on (coarse to fine,
-        its sample; fitted on every row, all of them, on a dask array a sample of
+        the sample. "auto": the rows G-MM's first level runs on (coarse to fine, its
+        sample; fitted on every row, all of them, except on a dask array: a sample of
         max(256 k, 100,000) rows).
     sample_size : int, "auto" or None, default="auto"
         Coarse to fine: G-MM with its escapes (the global moves: which regions hold too
