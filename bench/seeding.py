@@ -34,13 +34,9 @@ from threadpoolctl import threadpool_limits
 
 from gmmfast import GMMKMeans
 from gmmfast.cluster import inertia
+from gmmfast.cluster._fit import GMMParams
 
 CELLS = "100000,64,100;100000,128,100;100000,16,100"
-
-
-def coarse_rows(n: int, k: int) -> int:
-    """The default's coarse sample, as ``sample_size="auto"`` sizes it where it samples."""
-    return min(n, max(64 * k, 20_000))
 
 
 def main():
@@ -57,7 +53,7 @@ def main():
     with threadpool_limits(1):
         for n, d, k in cells:
             X = mixture(n, d, k)
-            m = coarse_rows(n, k)
+            m = GMMParams(k=k, sample_size="auto").levels(n, d)[0]   # the default's coarse rows
             greedy = 2 + int(math.log(k))
             contenders = [(f"greedy ({greedy} candidates), every row", n, None),
                           (f"greedy, sample of {m:,} rows (the default's coarse level)", m,
