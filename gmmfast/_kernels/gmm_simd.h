@@ -575,40 +575,51 @@ GMM_DEFINE_PPF(gmm_pp_f_avx512, 8, GMM_TARGET("avx512f,avx512dq,avx512vl,avx2,fm
 #define GMM_PANEL 16
 #define GMM_PP_MAX_TP 32
 
-#define GMM_DEFINE_PPP_G(NAME, G, TARGET)                                                   \
+/* A panel's GMM_PANEL rows in NV native float vectors of GMM_PANEL / NV lanes (AVX-512: one,
+ * AVX2: two, portable: four; W doubles a vector): a 64-byte vector type on a narrower target
+ * was built 8 bytes at a time through the stack (k-means++ 8x slower on AVX2 than on
+ * AVX-512). Each lane's sum is the same, feature by feature. */
+#define GMM_PPP_NV(W) (GMM_PANEL / (2 * (W)))
+#define GMM_DEFINE_PPP_G(NAME, G, NV, TARGET)                                               \
 TARGET static inline void NAME##_g##G(const float *P, intptr_t d, const float *Cf,          \
                                       intptr_t tp, float *dist) {                            \
-    NAME##_fv acc[G];                                                                        \
-    for (int t = 0; t < G; t++) acc[t] = (NAME##_fv){0};                                   \
+    enum { FW = GMM_PANEL / (NV) };                                                          \
+    NAME##_fv acc[G][(NV)];                                                                  \
+    for (int t = 0; t < G; t++)                                                              \
+        for (int v = 0; v < NV; v++) acc[t][v] = (NAME##_fv){0};                           \
     for (intptr_t f = 0; f < d; f++) {                                                       \
-        NAME##_fv x = *(const NAME##_ufv *)(P + f * GMM_PANEL);                              \
-        for (int t = 0; t < G; t++) {                                                        \
-            NAME##_fv u = x - Cf[f * tp + t];                                                \
-            acc[t] += u * u;                                                                 \
+        for (int v = 0; v < NV; v++) {                                                       \
+            NAME##_fv x = *(const NAME##_ufv *)(P + f * GMM_PANEL + v * FW);                 \
+            for (int t = 0; t < G; t++) {                                                    \
+                NAME##_fv u = x - Cf[f * tp + t];                                            \
+                acc[t][v] += u * u;                                                          \
+            }                                                                                \
         }                                                                                    \
     }                                                                                        \
-    for (int t = 0; t < G; t++) *(NAME##_fv *)(dist + t * GMM_PANEL) = acc[t];              \
+    for (int t = 0; t < G; t++)                                                              \
+        for (int v = 0; v < NV; v++)                                                         \
+            *(NAME##_fv *)(dist + t * GMM_PANEL + v * FW) = acc[t][v];                      \
 }
 
 #define GMM_DEFINE_PPP(NAME, W, GMAX, TARGET)                                                  \
-typedef float NAME##_fv __attribute__((vector_size(GMM_PANEL * sizeof(float))));           \
-typedef float NAME##_ufv __attribute__((vector_size(GMM_PANEL * sizeof(float)), aligned(4)));\
+typedef float NAME##_fv __attribute__((vector_size(2 * W * sizeof(float))));               \
+typedef float NAME##_ufv __attribute__((vector_size(2 * W * sizeof(float)), aligned(4)));  \
 typedef float NAME##_hv __attribute__((vector_size(W * sizeof(float))));                   \
 typedef double NAME##_dv __attribute__((vector_size(W * sizeof(double))));                 \
 typedef double NAME##_udv __attribute__((vector_size(W * sizeof(double)), aligned(8)));    \
 typedef int64_t NAME##_iv __attribute__((vector_size(W * sizeof(double))));                \
-GMM_DEFINE_PPP_G(NAME, 1, TARGET)                                                            \
-GMM_DEFINE_PPP_G(NAME, 2, TARGET)                                                            \
-GMM_DEFINE_PPP_G(NAME, 3, TARGET)                                                            \
-GMM_DEFINE_PPP_G(NAME, 4, TARGET)                                                            \
-GMM_DEFINE_PPP_G(NAME, 5, TARGET)                                                            \
-GMM_DEFINE_PPP_G(NAME, 6, TARGET)                                                            \
-GMM_DEFINE_PPP_G(NAME, 7, TARGET)                                                            \
-GMM_DEFINE_PPP_G(NAME, 8, TARGET)                                                            \
-GMM_DEFINE_PPP_G(NAME, 9, TARGET)                                                            \
-GMM_DEFINE_PPP_G(NAME, 10, TARGET)                                                           \
-GMM_DEFINE_PPP_G(NAME, 11, TARGET)                                                           \
-GMM_DEFINE_PPP_G(NAME, 12, TARGET)                                                           \
+GMM_DEFINE_PPP_G(NAME, 1, GMM_PPP_NV(W), TARGET)                                            \
+GMM_DEFINE_PPP_G(NAME, 2, GMM_PPP_NV(W), TARGET)                                            \
+GMM_DEFINE_PPP_G(NAME, 3, GMM_PPP_NV(W), TARGET)                                            \
+GMM_DEFINE_PPP_G(NAME, 4, GMM_PPP_NV(W), TARGET)                                            \
+GMM_DEFINE_PPP_G(NAME, 5, GMM_PPP_NV(W), TARGET)                                            \
+GMM_DEFINE_PPP_G(NAME, 6, GMM_PPP_NV(W), TARGET)                                            \
+GMM_DEFINE_PPP_G(NAME, 7, GMM_PPP_NV(W), TARGET)                                            \
+GMM_DEFINE_PPP_G(NAME, 8, GMM_PPP_NV(W), TARGET)                                            \
+GMM_DEFINE_PPP_G(NAME, 9, GMM_PPP_NV(W), TARGET)                                            \
+GMM_DEFINE_PPP_G(NAME, 10, GMM_PPP_NV(W), TARGET)                                           \
+GMM_DEFINE_PPP_G(NAME, 11, GMM_PPP_NV(W), TARGET)                                           \
+GMM_DEFINE_PPP_G(NAME, 12, GMM_PPP_NV(W), TARGET)                                           \
 /* returns 0, -1 if tp is not 1 to GMM_PP_MAX_TP, or -2 if the float copy of CT could not  \
  * be allocated (then the gains and the potential are NaN) */                               \
 TARGET static int NAME(const float *XP, intptr_t n, intptr_t d, const double *CT,           \
