@@ -111,8 +111,11 @@ def machine_header(command: str, versions: Optional[Dict[str, str]] = None) -> s
                      "cores; above ~0.5 other jobs shared the machine")
     except OSError:
         pass
-    if "OPENBLAS_CORETYPE" in os.environ:
-        lines.append(f"- OPENBLAS_CORETYPE={os.environ['OPENBLAS_CORETYPE']} (changes the BLAS kernels)")
+    for var, what in (("OPENBLAS_CORETYPE", "changes the BLAS kernels"),
+                      ("GMMFAST_SIMD", "caps gmmfast's kernels' instruction set"),
+                      ("FAISS_OPT_LEVEL", "chooses faiss's instruction set")):
+        if os.environ.get(var):
+            lines.append(f"- {var}={os.environ[var]} ({what})")
     return "\n".join(lines)
 
 

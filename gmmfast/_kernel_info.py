@@ -14,9 +14,13 @@ def kernel_info() -> Dict[str, Union[bool, int, str]]:
     """The compiled kernels' settings on this machine, now.
 
     The processor model does not say which code runs: the SIMD variant is
-    chosen when the kernels load (the widest the processor supports) and the
+    chosen when the kernels load (the widest the processor supports, at most
+    what the environment variable ``GMMFAST_SIMD`` allows: ``"avx512"``,
+    ``"avx2"`` or ``"generic"``, as faiss's ``FAISS_OPT_LEVEL``) and the
     thread count follows OpenMP's settings, so a benchmark's results should
-    record these values next to its timings.
+    record these values next to its timings. AVX2 and AVX-512 give the same
+    results; the portable code, without fused multiply-adds, can differ in
+    the last bits of a distance and so in a label.
 
     Returns
     -------

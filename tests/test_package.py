@@ -54,6 +54,43 @@ def test_kernel_info_reports_what_the_kernels_run_now():
     assert gmmfast.kernel_info() == info
 
 
+_SIMD_FIT = """
+import hashlib, numpy as np, gmmfast
+rng = np.random.default_rng(0)
+X = (rng.normal(size=(30000, 20)) + rng.integers(0, 6, size=(30000, 1)) * 3).astype(np.float32)
+m = gmmfast.GMMKMeans(20, random_state=0).fit(X)
+print(gmmfast.kernel_info()["simd"], m.inertia_,
+      hashlib.sha1(m.labels_.tobytes() + m.cluster_centers_.tobytes()).hexdigest())
+"""
+
+
+def _run_with_simd(value, code):
+    env = dict(os.environ, GMMFAST_SIMD=value, OMP_NUM_THREADS="1")
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+
+
+def test_gmmfast_simd_caps_the_kernels_and_keeps_the_results():
+    """GMMFAST_SIMD (as faiss's FAISS_OPT_LEVEL) caps the instruction set every kernel
+    dispatches to when the kernels load; a value the processor lacks leaves its own level;
+    AVX2 gives the fit the widest level gives, to the last bit; other values are refused
+    naming the variable."""
+    top = gmmfast.kernel_info()["simd_level"]
+    names = {2: "AVX-512", 1: "AVX2", 0: "portable"}
+    fits = {}
+    for value, level in (("avx512", 2), ("avx2", 1), ("generic", 0)):
+        run = _run_with_simd(value, _SIMD_FIT)
+        assert run.returncode == 0, run.stderr
+        simd, rest = run.stdout.split(" ", 1)
+        assert simd == names[min(level, top)]
+        fits[value] = rest
+    assert fits["avx2"] == fits["avx512"]
+    bad = _run_with_simd("sse9", "import gmmfast")
+    assert bad.returncode != 0
+    assert ("ValueError: GMMFAST_SIMD must be one of 'avx512', 'avx2', 'generic'"
+            in bad.stderr.strip().splitlines()[-1])
+    assert _run_with_simd("", "import gmmfast.cluster").returncode == 0   # empty: unset
+
+
 # --------------------------------------------------------------------------- issue 27, item 3
 
 def _pyproject() -> dict:

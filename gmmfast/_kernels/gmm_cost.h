@@ -20,6 +20,8 @@
 
 #include <stdint.h>
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
 #include <immintrin.h>
@@ -31,16 +33,24 @@
 /* Rows this wide or wider take this file's arithmetic; narrower ones sqdist's chains. */
 #define GMM_COST_WIDE_D 32
 
-/* 2 = AVX-512, 1 = AVX2, 0 = portable: what the processor supports (gmm_simd.h's search
- * dispatches on the same levels). */
+/* 2 = AVX-512, 1 = AVX2, 0 = portable: what the processor supports, capped by the
+ * environment variable GMMFAST_SIMD ("avx512", "avx2" or "generic", as faiss's
+ * FAISS_OPT_LEVEL; gmmfast/_kernels/__init__.py refuses other values before this runs).
+ * gmm_simd.h's search dispatches on the same levels. */
 static int gmm_cpu_level(void) {
+    int level = 0;
 #if GMM_COST_X86
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq")
-            && __builtin_cpu_supports("avx512vl")) return 2;
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return 1;
+            && __builtin_cpu_supports("avx512vl")) level = 2;
+    else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) level = 1;
 #endif
-    return 0;
+    const char *cap = getenv("GMMFAST_SIMD");
+    if (cap != NULL) {
+        int c = strcmp(cap, "avx2") == 0 ? 1 : strcmp(cap, "generic") == 0 ? 0 : 2;
+        if (c < level) level = c;
+    }
+    return level;
 }
 
 /* The 16 partial sums to one value, by the fixed tree above. */
