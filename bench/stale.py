@@ -120,6 +120,10 @@ MEASURED_PARTS: Dict[str, Tuple[str, ...]] = {
 #: guard that only inputs no benchmark draws reach. A person writes each entry after reading
 #: the change; the report names every one that applied. Full hash -> why.
 DECLARED_UNCHANGED: Dict[str, str] = {
+    "0b0107fa71c3d16dd1687ac854c07b32bac1dd84":
+        "GMMFAST_SIMD read where the kernels choose their level (gmm_cpu_level) and checked "
+        "at import; bench headers name it and FAISS_OPT_LEVEL when set: no result ran with "
+        "it set, and unset the level is the processor's, as before (a getenv at load).",
     "fecb5c35836e589195ff58aa263d9533e99610a4":
         "k-means++'s panel step in the target's native vector width (AVX2 and portable "
         "builds: two and four vectors a panel; AVX-512 one, as before): every result here ran "
