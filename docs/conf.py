@@ -116,7 +116,8 @@ BENCH_GROUPS = [
      ["scale_faiss", "scale_faiss_1e5", "scale_faiss_d64", "scale_faiss_d128",
       "scale_faiss_d128k100", "scale_faiss_k1000", "scale_faiss_1e7d64", "scale_faiss_1e7d128",
       "scale_faiss_1e7d64k1000", "scale_faiss_1e7d128k1000", "scale_faiss_1e7k1000",
-      "scale_faiss_2threads", "scale_faiss_zen4", "memory", "seeds", "seeding"]),
+      "scale_faiss_2threads", "scale_faiss_zen4", "scale_faiss_zen4_avx2", "memory", "seeds",
+      "seeding"]),
     ("dask", "Dask",
      "GMMKMeans on a dask array against dask-ml's KMeans.",
      ["scale_dask"]),
@@ -174,7 +175,7 @@ SCALE_SUMMARY = "| cell | GMMKMeans() s | faiss defaults + search s | ratio |"
 #: Scale reports of a second machine with only the default and faiss's defaults run: the
 #: time test's check there, kept out of the grid (with one faiss point, its Pareto column
 #: would be the moonshot's test) and described on the scale page.
-SCALE_SECOND_MACHINE = ("scale_faiss_zen4",)
+SCALE_SECOND_MACHINE = ("scale_faiss_zen4", "scale_faiss_zen4_avx2")
 
 
 def _scale_grid(texts):
