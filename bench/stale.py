@@ -122,8 +122,9 @@ MEASURED_PARTS: Dict[str, Tuple[str, ...]] = {
 DECLARED_UNCHANGED: Dict[str, str] = {
     "0b0107fa71c3d16dd1687ac854c07b32bac1dd84":
         "GMMFAST_SIMD read where the kernels choose their level (gmm_cpu_level) and checked "
-        "at import; bench headers name it and FAISS_OPT_LEVEL when set: no earlier result ran with "
-        "it set, and unset the level is the processor's, as before (a getenv at load).",
+        "at import; bench headers name it and FAISS_OPT_LEVEL when set: no earlier result "
+        "ran with it set, and unset the level is the processor's, as before (a getenv at "
+        "load).",
     "fecb5c35836e589195ff58aa263d9533e99610a4":
         "k-means++'s panel step in the target's native vector width (AVX2 and portable "
         "builds: two and four vectors a panel; AVX-512 one, as before): every result here ran "
