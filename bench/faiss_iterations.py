@@ -24,26 +24,20 @@ import time
 import numpy as np
 
 from _common import markdown_table, mixture_file, write_results
-from scale import DATA_DIR, GRID, cell_dtype, data_path
+from scale import DATA_DIR, GRID, cell_dtype, data_path, parse_cells
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cells", default=None,
-                    help="n,d,k;n,d,k;... (default: bench/scale.py's 18 in-memory cells)")
+                    help="bench/scale.py's --cells syntax (default: its 18 in-memory cells)")
     ap.add_argument("--data-dir", default=str(DATA_DIR),
                     help="where bench/scale.py's data files are (or are written)")
     args = ap.parse_args()
-    if args.cells is None:
-        cells = [(n, d, k) for n, d, k, memmap in GRID if not memmap]
-    else:
-        try:
-            cells = [tuple(int(float(v)) for v in c.split(",")) for c in args.cells.split(";")]
-        except ValueError:
-            ap.error(f"--cells must be n,d,k;n,d,k;... with integers, got {args.cells!r}")
-        if any(len(c) != 3 or min(c) < 1 or c[2] > c[0] for c in cells):
-            ap.error("--cells: each cell is n,d,k with n >= k >= 1 and d >= 1")
+    # bench/scale.py's cells, in its syntax (the memmap cell only when asked for)
+    cells = (parse_cells(args.cells, None) if args.cells
+             else [c for c in GRID if not c[3]])
 
     import faiss
     from threadpoolctl import threadpool_limits
@@ -51,8 +45,8 @@ def main() -> None:
 
     faiss.omp_set_num_threads(1)
     rows = []
-    for n, d, k in cells:
-        dtype = cell_dtype(n, False)
+    for n, d, k, memmap in cells:
+        dtype = cell_dtype(n, memmap)
         path = data_path(args.data_dir, n, d, k, dtype)
         mixture_file(path, n, d, k, np.dtype(dtype))
         X = np.load(path, mmap_mode="r")
