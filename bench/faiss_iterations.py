@@ -73,7 +73,8 @@ def main() -> None:
             f"budget: COARSE_SHARE ({COARSE_SHARE}) x ({FAISS_ITERATIONS} x min(n, "
             f"{FAISS_ROWS_PER_CENTER} k) + n) row searches, the seeding included "
             "(gmmfast.cluster._fit.coarse_level_passes); the polish on every row comes on "
-            "top of it.\n\n"
+            "top of it. train s: Kmeans.train, one call (for float32 files, the 1e7-row "
+            "cells, faiss draws its training rows through the file's memory map).\n\n"
             + markdown_table(["cell", "faiss iterations run", "training rows", "train s",
                               "objective, last two iterations", "faiss's work (row searches)",
                               "coarse level's budget (row searches)",
