@@ -41,7 +41,8 @@ def main() -> None:
 
     import faiss
     from threadpoolctl import threadpool_limits
-    from gmmfast.cluster._fit import COARSE_SHARE, FAISS_ITERATIONS, FAISS_ROWS_PER_CENTER
+    from gmmfast.cluster._fit import (COARSE_SHARE, FAISS_ITERATIONS, FAISS_ROWS_PER_CENTER,
+                                      GMMParams, coarse_level_passes)
 
     faiss.omp_set_num_threads(1)
     rows = []
@@ -60,7 +61,8 @@ def main() -> None:
         objs = [s["obj"] for s in km.iteration_stats[-2:]]
         train = min(n, km.cp.max_points_per_centroid * k)
         work = ran * train + n                      # training searches + the labelling search
-        budget = COARSE_SHARE * (FAISS_ITERATIONS * min(n, FAISS_ROWS_PER_CENTER * k) + n)
+        # the default fit's rule itself: its passes over a one-row level are row searches
+        budget = coarse_level_passes(GMMParams(k=k), n, 1)
         print(f"{n}x{d}x{k}: {ran} of {km.cp.niter} iterations", flush=True)
         rows.append([f"{n:,} x {d}, k = {k}", f"{ran} of {km.cp.niter}", f"{train:,}",
                      f"{seconds:.3g}", " -> ".join(f"{o:.7g}" for o in objs), f"{work:,}",
