@@ -264,7 +264,7 @@ _ALL_BUT_INIT = ("d31_picture", "dropin", "equal_time", "escape", "eta_sweep", "
                  "lloyd_iteration", "lssvm_calibration", "lssvm_crammer_singer",
                  "lssvm_inference", "lssvm_selection", "lssvm_table2", "memory", "passes",
                  "polish", "potts_throughput", "restarts", "scale", "scale_dask",
-                 "scenes_calibration", "scenes_iteration", "scenes_oracle", "scenes_selection",
+                 "scenes_calibration", "scenes_iteration", "scenes_selection",
                  "scenes_table3", "seeding", "seeds", "sweep", "table1", "walk_samplers",
                  "walk_steps", "walk_throughput")
 _INIT_SIZE_ABOVE_SAMPLE = (
@@ -354,7 +354,6 @@ MEASURED: Dict[str, Tuple[str, ...]] = {
     "potts_throughput": _POTTS + _COMMON,
     "scenes_calibration": _LSSVM,
     "scenes_iteration": _LSSVM + _COMMON,
-    "scenes_oracle": _LSSVM,
     "scenes_selection": _LSSVM,
     "scenes_table3": _LSSVM,
 }
