@@ -64,9 +64,9 @@ cdef extern from "gmm_simd.h":
     int gmm_pp_f(int level, const float* X, Py_ssize_t n, Py_ssize_t d, const double* CT,
                  Py_ssize_t tp, const float* sw, double* closest, int update, double* pot,
                  double* gain) noexcept nogil
-    int gmm_ppp_f(int level, const float* XP, Py_ssize_t n, Py_ssize_t d, const double* CT,
-                  Py_ssize_t tp, const float* sw, double* closest, int update, double* pot,
-                  double* gain) noexcept nogil
+    int gmm_ppp_f(int level, const float* XP, Py_ssize_t n, Py_ssize_t n_xp, Py_ssize_t d,
+                  const double* CT, Py_ssize_t tp, const float* sw, double* closest, int update,
+                  double* pot, double* gain) noexcept nogil
     enum: GMM_PANEL
     enum: GMM_PP_MAX_TP
 
@@ -1834,7 +1834,7 @@ def pp_step_panel(const float[:, :, ::1] XP, const float[::1] sample_weight,
         for c in prange(n_chunks, schedule="static", num_threads=n_threads):
             i0 = c * _CHUNK
             i1 = min(i0 + _CHUNK, n)
-            gmm_ppp_f(level, &XP[i0 // GMM_PANEL, 0, 0], i1 - i0, d, &CT[0, 0], tp,
+            gmm_ppp_f(level, &XP[i0 // GMM_PANEL, 0, 0], i1 - i0, n - i0, d, &CT[0, 0], tp,
                       &sample_weight[i0], &closest[i0], update, &chunk_pot[c],
                       &chunk_gain[c, 0])
 

@@ -573,6 +573,7 @@ GMM_DEFINE_PPF(gmm_pp_f_avx512, 8, GMM_TARGET("avx512f,avx512dq,avx512vl,avx2,fm
  * lane order: the sums depend on the chunk only, never on the thread count.
  */
 #define GMM_PANEL 16
+#define GMM_PPP_AHEAD 16384
 #define GMM_PP_MAX_TP 32
 
 /* A panel's GMM_PANEL rows in NV native float vectors of GMM_PANEL / NV lanes (AVX-512: one,
@@ -580,14 +581,15 @@ GMM_DEFINE_PPF(gmm_pp_f_avx512, 8, GMM_TARGET("avx512f,avx512dq,avx512vl,avx2,fm
  * was built 8 bytes at a time through the stack (k-means++ 8x slower on AVX2 than on
  * AVX-512). Each lane's sum is the same, feature by feature. */
 #define GMM_PPP_NV(W) (GMM_PANEL / (2 * (W)))
-#define GMM_DEFINE_PPP_G(NAME, G, NV, TARGET)                                               \
+#define GMM_DEFINE_PPP_G(NAME, G, NV, AHEAD, TARGET)                                        \
 TARGET static inline void NAME##_g##G(const float *P, intptr_t d, const float *Cf,          \
-                                      intptr_t tp, float *dist) {                            \
+                                      intptr_t tp, float *dist, const float *Q) {            \
     enum { FW = GMM_PANEL / (NV) };                                                          \
     NAME##_fv acc[G][(NV)];                                                                  \
     for (int t = 0; t < G; t++)                                                              \
         for (int v = 0; v < NV; v++) acc[t][v] = (NAME##_fv){0};                           \
     for (intptr_t f = 0; f < d; f++) {                                                       \
+        if (AHEAD) __builtin_prefetch(Q + f * GMM_PANEL, 0, 3);                              \
         for (int v = 0; v < NV; v++) {                                                       \
             NAME##_fv x = *(const NAME##_ufv *)(P + f * GMM_PANEL + v * FW);                 \
             for (int t = 0; t < G; t++) {                                                    \
@@ -601,30 +603,30 @@ TARGET static inline void NAME##_g##G(const float *P, intptr_t d, const float *C
             *(NAME##_fv *)(dist + t * GMM_PANEL + v * FW) = acc[t][v];                      \
 }
 
-#define GMM_DEFINE_PPP(NAME, W, GMAX, TARGET)                                                  \
+#define GMM_DEFINE_PPP(NAME, W, GMAX, AHEAD, TARGET)                                           \
 typedef float NAME##_fv __attribute__((vector_size(2 * W * sizeof(float))));               \
 typedef float NAME##_ufv __attribute__((vector_size(2 * W * sizeof(float)), aligned(4)));  \
 typedef float NAME##_hv __attribute__((vector_size(W * sizeof(float))));                   \
 typedef double NAME##_dv __attribute__((vector_size(W * sizeof(double))));                 \
 typedef double NAME##_udv __attribute__((vector_size(W * sizeof(double)), aligned(8)));    \
 typedef int64_t NAME##_iv __attribute__((vector_size(W * sizeof(double))));                \
-GMM_DEFINE_PPP_G(NAME, 1, GMM_PPP_NV(W), TARGET)                                            \
-GMM_DEFINE_PPP_G(NAME, 2, GMM_PPP_NV(W), TARGET)                                            \
-GMM_DEFINE_PPP_G(NAME, 3, GMM_PPP_NV(W), TARGET)                                            \
-GMM_DEFINE_PPP_G(NAME, 4, GMM_PPP_NV(W), TARGET)                                            \
-GMM_DEFINE_PPP_G(NAME, 5, GMM_PPP_NV(W), TARGET)                                            \
-GMM_DEFINE_PPP_G(NAME, 6, GMM_PPP_NV(W), TARGET)                                            \
-GMM_DEFINE_PPP_G(NAME, 7, GMM_PPP_NV(W), TARGET)                                            \
-GMM_DEFINE_PPP_G(NAME, 8, GMM_PPP_NV(W), TARGET)                                            \
-GMM_DEFINE_PPP_G(NAME, 9, GMM_PPP_NV(W), TARGET)                                            \
-GMM_DEFINE_PPP_G(NAME, 10, GMM_PPP_NV(W), TARGET)                                           \
-GMM_DEFINE_PPP_G(NAME, 11, GMM_PPP_NV(W), TARGET)                                           \
-GMM_DEFINE_PPP_G(NAME, 12, GMM_PPP_NV(W), TARGET)                                           \
+GMM_DEFINE_PPP_G(NAME, 1, GMM_PPP_NV(W), AHEAD, TARGET)                                     \
+GMM_DEFINE_PPP_G(NAME, 2, GMM_PPP_NV(W), AHEAD, TARGET)                                     \
+GMM_DEFINE_PPP_G(NAME, 3, GMM_PPP_NV(W), AHEAD, TARGET)                                     \
+GMM_DEFINE_PPP_G(NAME, 4, GMM_PPP_NV(W), AHEAD, TARGET)                                     \
+GMM_DEFINE_PPP_G(NAME, 5, GMM_PPP_NV(W), AHEAD, TARGET)                                     \
+GMM_DEFINE_PPP_G(NAME, 6, GMM_PPP_NV(W), AHEAD, TARGET)                                     \
+GMM_DEFINE_PPP_G(NAME, 7, GMM_PPP_NV(W), AHEAD, TARGET)                                     \
+GMM_DEFINE_PPP_G(NAME, 8, GMM_PPP_NV(W), AHEAD, TARGET)                                     \
+GMM_DEFINE_PPP_G(NAME, 9, GMM_PPP_NV(W), AHEAD, TARGET)                                     \
+GMM_DEFINE_PPP_G(NAME, 10, GMM_PPP_NV(W), AHEAD, TARGET)                                    \
+GMM_DEFINE_PPP_G(NAME, 11, GMM_PPP_NV(W), AHEAD, TARGET)                                    \
+GMM_DEFINE_PPP_G(NAME, 12, GMM_PPP_NV(W), AHEAD, TARGET)                                    \
 /* returns 0, -1 if tp is not 1 to GMM_PP_MAX_TP, or -2 if the float copy of CT could not  \
  * be allocated (then the gains and the potential are NaN) */                               \
-TARGET static int NAME(const float *XP, intptr_t n, intptr_t d, const double *CT,           \
-                       intptr_t tp, const float *sw, double *closest, int update,            \
-                       double *pot, double *gain) {                                          \
+TARGET static int NAME(const float *XP, intptr_t n, intptr_t n_xp, intptr_t d,              \
+                       const double *CT, intptr_t tp, const float *sw, double *closest,      \
+                       int update, double *pot, double *gain) {                              \
     enum { H = GMM_PANEL / W };                                                              \
     if (tp < 1 || tp > GMM_PP_MAX_TP) return -1;                                            \
     float stack[4096];                                                                       \
@@ -640,24 +642,26 @@ TARGET static int NAME(const float *XP, intptr_t n, intptr_t d, const double *CT
     for (int h = 0; h < H; h++) pv[h] = (NAME##_dv){0};                                    \
     for (intptr_t t = 0; t < tp; t++) for (int h = 0; h < H; h++) gv[t][h] = (NAME##_dv){0};\
     int ng = (int)((tp + GMAX - 1) / GMAX);                                                  \
+    intptr_t ahead = GMM_PANEL * (1 + (AHEAD) / (d * GMM_PANEL * 4));                        \
     for (intptr_t i = 0; i < n; i += GMM_PANEL) {                                            \
         const float *P = XP + i * d;                                                         \
+        const float *Q = i + ahead < n_xp ? P + ahead * d : P;                               \
         for (int g = 0, t0 = 0; g < ng; g++) {                                               \
             int gs = ((int)tp - t0) / (ng - g);                                              \
             float *dg = dist + t0 * GMM_PANEL;                                               \
             switch (gs) {                                                                    \
-            case 1: NAME##_g1(P, d, Cf + t0, tp, dg); break;                                 \
-            case 2: NAME##_g2(P, d, Cf + t0, tp, dg); break;                                 \
-            case 3: NAME##_g3(P, d, Cf + t0, tp, dg); break;                                 \
-            case 4: NAME##_g4(P, d, Cf + t0, tp, dg); break;                                 \
-            case 5: NAME##_g5(P, d, Cf + t0, tp, dg); break;                                 \
-            case 6: NAME##_g6(P, d, Cf + t0, tp, dg); break;                                 \
-            case 7: NAME##_g7(P, d, Cf + t0, tp, dg); break;                                 \
-            case 8: NAME##_g8(P, d, Cf + t0, tp, dg); break;                                 \
-            case 9: NAME##_g9(P, d, Cf + t0, tp, dg); break;                                 \
-            case 10: NAME##_g10(P, d, Cf + t0, tp, dg); break;                               \
-            case 11: NAME##_g11(P, d, Cf + t0, tp, dg); break;                               \
-            default: NAME##_g12(P, d, Cf + t0, tp, dg); break;                               \
+            case 1: NAME##_g1(P, d, Cf + t0, tp, dg, g ? P : Q); break;                      \
+            case 2: NAME##_g2(P, d, Cf + t0, tp, dg, g ? P : Q); break;                      \
+            case 3: NAME##_g3(P, d, Cf + t0, tp, dg, g ? P : Q); break;                      \
+            case 4: NAME##_g4(P, d, Cf + t0, tp, dg, g ? P : Q); break;                      \
+            case 5: NAME##_g5(P, d, Cf + t0, tp, dg, g ? P : Q); break;                      \
+            case 6: NAME##_g6(P, d, Cf + t0, tp, dg, g ? P : Q); break;                      \
+            case 7: NAME##_g7(P, d, Cf + t0, tp, dg, g ? P : Q); break;                      \
+            case 8: NAME##_g8(P, d, Cf + t0, tp, dg, g ? P : Q); break;                      \
+            case 9: NAME##_g9(P, d, Cf + t0, tp, dg, g ? P : Q); break;                      \
+            case 10: NAME##_g10(P, d, Cf + t0, tp, dg, g ? P : Q); break;                    \
+            case 11: NAME##_g11(P, d, Cf + t0, tp, dg, g ? P : Q); break;                    \
+            default: NAME##_g12(P, d, Cf + t0, tp, dg, g ? P : Q); break;                    \
             }                                                                                \
             t0 += gs;                                                                        \
         }                                                                                    \
@@ -702,22 +706,24 @@ TARGET static int NAME(const float *XP, intptr_t n, intptr_t d, const double *CT
     return 0;                                                                                \
 }
 
-GMM_DEFINE_PPP(gmm_ppp_f_base, 2, 3, )
+GMM_DEFINE_PPP(gmm_ppp_f_base, 2, 3, GMM_PPP_AHEAD, )
 #if GMM_X86
-GMM_DEFINE_PPP(gmm_ppp_f_avx2, 4, 6, GMM_TARGET("avx2,fma"))
-GMM_DEFINE_PPP(gmm_ppp_f_avx512, 8, 12, GMM_TARGET("avx512f,avx512dq,avx512vl,avx2,fma"))
+GMM_DEFINE_PPP(gmm_ppp_f_avx2, 4, 6, GMM_PPP_AHEAD, GMM_TARGET("avx2,fma"))
+GMM_DEFINE_PPP(gmm_ppp_f_avx512, 8, 12, 0, GMM_TARGET("avx512f,avx512dq,avx512vl,avx2,fma"))
 #endif
 
 /* Kernel twin, kept for speed: the panel step's dispatcher has the row steps' shape (they
  * return a status, which GMM_DISPATCH does not). */
-static int gmm_ppp_f(int level, const float *XP, intptr_t n, intptr_t d, const double *CT,
-                     intptr_t tp, const float *sw, double *closest, int update, double *pot,
-                     double *gain) {
+static int gmm_ppp_f(int level, const float *XP, intptr_t n, intptr_t n_xp, intptr_t d,
+                     const double *CT, intptr_t tp, const float *sw, double *closest,
+                     int update, double *pot, double *gain) {
 #if GMM_X86
-    if (level == 2) return gmm_ppp_f_avx512(XP, n, d, CT, tp, sw, closest, update, pot, gain);
-    if (level == 1) return gmm_ppp_f_avx2(XP, n, d, CT, tp, sw, closest, update, pot, gain);
+    if (level == 2)
+        return gmm_ppp_f_avx512(XP, n, n_xp, d, CT, tp, sw, closest, update, pot, gain);
+    if (level == 1)
+        return gmm_ppp_f_avx2(XP, n, n_xp, d, CT, tp, sw, closest, update, pot, gain);
 #endif
-    return gmm_ppp_f_base(XP, n, d, CT, tp, sw, closest, update, pot, gain);
+    return gmm_ppp_f_base(XP, n, n_xp, d, CT, tp, sw, closest, update, pot, gain);
 }
 
 /* Center lanes per vector of the chosen variant (a call takes 1 to 4 vectors). */
