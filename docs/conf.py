@@ -116,7 +116,7 @@ BENCH_GROUPS = [
      ["scale_faiss", "scale_faiss_1e5", "scale_faiss_d64", "scale_faiss_d128",
       "scale_faiss_d128k100", "scale_faiss_k1000", "scale_faiss_1e7d64", "scale_faiss_1e7d128",
       "scale_faiss_1e7d64k1000", "scale_faiss_1e7d128k1000", "scale_faiss_1e7k1000",
-      "scale_faiss_2threads", "scale_faiss_zen4", "scale_faiss_zen4_avx2", "faiss_iterations",
+      "scale_faiss_2threads", "scale_faiss_zen4", "scale_faiss_zen3", "faiss_iterations",
       "memory", "seeds", "seeding"]),
     ("dask", "Dask",
      "GMMKMeans on a dask array against dask-ml's KMeans.",
@@ -172,10 +172,10 @@ def _owner(name, stems):
 
 
 SCALE_SUMMARY = "| cell | GMMKMeans() s | faiss defaults + search s | ratio |"
-#: Scale reports of a second machine with only the default and faiss's defaults run: the
+#: Scale reports of other machines with only the default and faiss's defaults run: the
 #: time test's check there, kept out of the grid (with one faiss point, its Pareto column
 #: would be the moonshot's test) and described on the scale page.
-SCALE_SECOND_MACHINE = ("scale_faiss_zen4", "scale_faiss_zen4_avx2")
+SCALE_OTHER_MACHINES = ("scale_faiss_zen4", "scale_faiss_zen3")
 
 
 def _scale_grid(texts):
@@ -185,7 +185,7 @@ def _scale_grid(texts):
     absolute name: the grid is included into another page); sorted by n, d, k."""
     rows, header = [], None
     for stem, text in texts.items():
-        if stem in SCALE_SECOND_MACHINE:
+        if stem in SCALE_OTHER_MACHINES:
             continue
         lines = text.splitlines()
         starts = [i for i, line in enumerate(lines) if line.startswith(SCALE_SUMMARY)]
