@@ -353,6 +353,11 @@ def test_kmeans_plusplus_panels_refuse_wrong_shapes():
         _pass.pp_step_panel(XP, sw, closest, np.zeros((3, 33)), True, pot, gain, 1)
     with pytest.raises(ValueError, match="disagree in shape"):
         _pass.pp_step_panel(XP, sw[:39], closest, np.zeros((3, 2)), True, pot, gain[:, :2], 1)
+    # no features: refused before the kernel (whose prefetch distance divides by the panel's
+    # size), which killed the process
+    XP0 = _pass.pp_panel(np.zeros((40, 0), np.float32), 1)
+    with pytest.raises(ValueError, match="at least one feature"):
+        _pass.pp_step_panel(XP0, sw, closest, np.zeros((0, 2)), True, pot, gain[:, :2], 1)
 
 
 def test_kmeans_plusplus_is_the_same_on_panels_and_rows(monkeypatch):

@@ -1825,6 +1825,8 @@ def pp_step_panel(const float[:, :, ::1] XP, const float[::1] sample_weight,
         raise ValueError("pp_step_panel: XP, sample_weight, closest and CT disagree in shape")
     if tp < 1 or tp > GMM_PP_MAX_TP:
         raise ValueError(f"pp_step_panel: CT needs 1 to {GMM_PP_MAX_TP} columns, got {tp}")
+    if d < 1:
+        raise ValueError("pp_step_panel: the rows need at least one feature (CT has 0 rows)")
     if chunk_pot.shape[0] != n_chunks or chunk_gain.shape[0] != n_chunks \
             or chunk_gain.shape[1] != tp:
         raise ValueError(f"pp_step_panel: chunk_pot ({n_chunks},) and chunk_gain ({n_chunks}, "
