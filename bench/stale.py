@@ -169,6 +169,11 @@ DECLARED_UNCHANGED: Dict[str, str] = {
         "from the test-only jump_lower_bounds: the same operations",
     "bd7dadee3343613a5284e8a8eb1c93645d285a7f":
         "a comment above sqnorm in _kmeans.pyx (sqdist's kernel twin), nothing else",
+    "95468e1bff11067d0e07c2888da3e23f01702314":
+        "pp_step_panel's Cython wrapper refuses d = 0 (one comparison a call, before the "
+        "kernel), and a comment in gmm_simd.h: all 68 gmm_* functions of _kmeans and those of "
+        "_restarts and _walks compile to the same instructions as f089f29's build (objdump, "
+        "function by function, AVX2 machine, 2026-12-01)",
 }
 
 #: The same for the results of some scripts only: commits that change code those scripts
