@@ -17,8 +17,10 @@ every contender starts with it in the page cache.
 Contenders (--list-contenders), each run in a fresh process (so its peak memory is its own,
 and the libraries cannot share threads or caches): GMMKMeans() (sample_size="auto"),
 GMMKMeans(sample_size=None) (every row), GMMKMeans(sample_size=s*k) for s = 32, 128, 512
-rows per center, GMMKMeans(eta=1) (Lloyd's on every row), scikit-learn KMeans(n_init=1) and
-MiniBatchKMeans(n_init=1), faiss.Kmeans(d, k) with its defaults (niter=25,
+rows per center, GMMKMeans(eta=1) (Lloyd's on every row), GMMKMeans(eta=1,
+sample_size=s*k, max_iter=m) for (s, m) in {16, 32} x {3, 10} (Lloyd's coarse to fine, m
+passes a level: gmmfast's short runs, as faiss's niter=10 is faiss's), scikit-learn
+KMeans(n_init=1) and MiniBatchKMeans(n_init=1), faiss.Kmeans(d, k) with its defaults (niter=25,
 max_points_per_centroid=256, seed 1234, float32) and at niter in {10, 25, 50} x
 max_points_per_centroid in {256, 1024, all rows}, every faiss fit followed by
 index.search(X, 1) in the same process and timing (float64 data converted to float32 in
@@ -70,6 +72,9 @@ GRID = [(n, d, k, False) for n in (100_000, 1_000_000, 10_000_000) for d in (16,
 FAISS_NITER = (10, 25, 50)
 FAISS_MPPC = (256, 1024, "all")
 SAMPLES_PER_CENTER = (32, 128, 512)
+#: Lloyd's passes coarse to fine, few of them on each level: (rows per center of the first level,
+#: max_iter), gmmfast's points at faiss's short budgets (niter=10 on 256 rows per center)
+LLOYD_SHORT = ((16, 3), (32, 3), (16, 10), (32, 10))
 
 
 def _contenders():
@@ -89,6 +94,12 @@ def _contenders():
             f"{s} rows per center, then Lloyd's passes on every row")
     c["gmmfast eta=1"] = ("gmmfast", {"eta": 1.0},
                           "GMMKMeans(k, eta=1, random_state=0): Lloyd's on every row")
+    for s, m in LLOYD_SHORT:
+        c[f"gmmfast eta=1 sample_size={s}*k max_iter={m}"] = (
+            "gmmfast", {"eta": 1.0, "sample_size": ("per_center", s), "max_iter": m},
+            f"GMMKMeans(k, eta=1, sample_size={s} * k, max_iter={m}, random_state=0): "
+            f"Lloyd's coarse to fine, {m} passes on {s} rows per center, then {m} on each "
+            "finer level (faiss's short runs, in G-MM's levels)")
     c["sklearn"] = ("sklearn", {}, "sklearn.cluster.KMeans(k, n_init=1, random_state=0)")
     c["minibatch"] = ("minibatch", {},
                       "sklearn.cluster.MiniBatchKMeans(k, n_init=1, random_state=0)")
@@ -129,7 +140,7 @@ def resolve(who, n, k):
             s = None                                      # sample: fitted on every row
         if "sample_size" in kw:
             kw["sample_size"] = s
-        return kw, (kind, kw.get("eta", 0.1), s)
+        return kw, (kind, kw.get("eta", 0.1), s, kw.get("max_iter", 300))
     if kind == "faiss":
         niter = kw.get("niter", 25)
         mp = kw.get("max_points_per_centroid", 256)
@@ -527,6 +538,9 @@ def short(who):
         return "GMMKMeans() auto"
     if who == "gmmfast sample_size=None":
         return "all rows"
+    if who.startswith("gmmfast eta=1 sample_size="):
+        s, m = who[len("gmmfast eta=1 sample_size="):].split(" max_iter=")
+        return f"Lloyd {s}, {m} it"
     if who.startswith("gmmfast sample_size="):
         return who[len("gmmfast sample_size="):]
     return {"gmmfast eta=1": "Lloyd eta=1", "sklearn": "sklearn", "minibatch": "MiniBatch"}[who]
@@ -895,7 +909,7 @@ def plot_pareto(records, keys, name):
     fig, axes = plt.subplots(nrows, cols, figsize=(7.0 * cols, 4.8 * nrows + 0.6),
                              squeeze=False)
     series = [("faiss.Kmeans + search (niter / max_points_per_centroid)", FAISS, "tab:red", "s"),
-              ("GMMKMeans (sample_size: auto, s*k rows, all rows; or eta=1)", GMMFAST,
+              ("GMMKMeans (sample_size: auto, s*k rows, all rows; or eta=1: Lloyd)", GMMFAST,
                "tab:blue", "o"),
               ("scikit-learn KMeans(n_init=1)", ["sklearn"], "tab:green", "^"),
               ("MiniBatchKMeans(n_init=1)", ["minibatch"], "tab:purple", "v")]
