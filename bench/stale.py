@@ -343,6 +343,15 @@ DECLARED_UNCHANGED_FOR: Dict[str, Tuple[Tuple[str, ...], str]] = {
         "to run it again); the seeds are bit-identical (64 fits and seedings, float32 and "
         "float64, d = 2 to 128, k = 15 to 1000: /work/q/s26/ident.py, AVX2, AMD EPYC Zen 3, "
         "2026-11-30). bench/seeding_speed.py times the AVX2 and portable steps: not declared"),
+    "d184d955552c962d62676429dd564d5952c658c4": (
+        ("scale",),
+        "bench/scale.py gains four contenders (GMMKMeans with eta=1, sample_size=16*k or "
+        "32*k and max_iter=3 or 10) under new names, and the fit key that tells which "
+        "contenders run the same fit gains max_iter (300, the default, for every earlier "
+        "contender, so no earlier pair changes): every contender an earlier report ran runs "
+        "the same code, and its rows and its Pareto verdict, which judges the gmmfast "
+        "configurations that report ran, stay true; a re-run of a command that selects all "
+        "contenders (or 'gmmfast*') would add the four new rows"),
 }
 
 #: Bench script (bench/NAME.py) -> the package paths its figures measure. The script itself is
