@@ -116,7 +116,8 @@ BENCH_GROUPS = [
      ["scale_faiss", "scale_faiss_1e5", "scale_faiss_d64", "scale_faiss_d128",
       "scale_faiss_d128k100", "scale_faiss_k1000", "scale_faiss_1e7d64", "scale_faiss_1e7d128",
       "scale_faiss_1e7d64k1000", "scale_faiss_1e7d128k1000", "scale_faiss_1e7k1000",
-      "scale_faiss_2threads", "scale_faiss_zen4", "scale_faiss_zen3", "faiss_iterations",
+      "scale_faiss_2threads", "scale_faiss_zen4", "scale_faiss_zen3", "scale_faiss_xeon",
+      "faiss_iterations",
       "memory", "seeds", "seeding"]),
     ("dask", "Dask",
      "GMMKMeans on a dask array against dask-ml's KMeans.",
@@ -175,7 +176,7 @@ SCALE_SUMMARY = "| cell | GMMKMeans() s | faiss defaults + search s | ratio |"
 #: Scale reports of other machines with only the default and faiss's defaults run: the
 #: time test's check there, kept out of the grid (with one faiss point, its Pareto column
 #: would be the moonshot's test) and described on the scale page.
-SCALE_OTHER_MACHINES = ("scale_faiss_zen4", "scale_faiss_zen3")
+SCALE_OTHER_MACHINES = ("scale_faiss_zen4", "scale_faiss_zen3", "scale_faiss_xeon")
 
 
 def _scale_grid(texts):
