@@ -375,3 +375,52 @@ def test_kmeans_plusplus_is_the_same_on_panels_and_rows(monkeypatch):
             row = init.kmeans_plusplus(X, k, random_state=seed, n_threads=2)
             monkeypatch.undo()
             np.testing.assert_array_equal(panel, row)
+
+
+def three_blobs(n=50_000):
+    """Three separated blobs in 3 features, float64 of more than 1 MiB (seeded on panels)."""
+    X = np.random.default_rng(0).normal(size=(n, 3))
+    X[:n // 4] += 8
+    X[n // 4:n // 2] -= 8
+    return X
+
+
+@pytest.mark.parametrize("scale", [2.0 ** 70, 2.0 ** -85])
+def test_kmeans_plusplus_seeds_float64_beyond_float32s_range_on_float64_rows(monkeypatch,
+                                                                             scale):
+    """float64 X whose squared distances float32 cannot hold (|x| about 1e21, or 3e-26) is
+    seeded on its float64 rows from the same random state: the seeds are those of the
+    float64 seeding, so three separated blobs get a seed each (on float32 panels the
+    distances overflowed or underflowed, and no seeding in 20 found all three)."""
+    import gmmfast.cluster._init as init
+    X = three_blobs() * scale
+    assert init.seeds_on_panels(X)
+    for seed in range(5):
+        C = kmeans_plusplus(X, 3, random_state=seed)
+        assert len({int(np.sign(c) * (abs(c) > 4)) for c in C[:, 0] / scale}) == 3
+        g = np.random.default_rng(seed)
+        panels = (kmeans_plusplus(X, 3, random_state=g), g.random())
+        monkeypatch.setattr(init, "SEED_FLOAT32_BYTES", 1 << 62)
+        g = np.random.default_rng(seed)
+        rows = (kmeans_plusplus(X, 3, random_state=g), g.random())
+        monkeypatch.undo()
+        np.testing.assert_array_equal(panels[0], rows[0])
+        assert panels[1] == rows[1]          # the generator left in the same state
+
+
+def test_a_fit_beyond_float32s_range_scales_exactly_and_warns_nothing():
+    """float64 rows and centers at |x| about 1e21 (squares beyond the float32 screen): the
+    search skips the screen (no float32 layout, whose cast overflowed with a warning per
+    pass) and Lloyd's fit is the unscaled fit's, scaled by the power of two exactly."""
+    import warnings
+    from gmmfast.cluster import GMMKMeans
+    X = three_blobs(20_000)
+    C = X[[0, 15_000, 19_999]]
+    s = 2.0 ** 70
+    base = GMMKMeans(3, init=C, eta=1, sample_size=None).fit(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        big = GMMKMeans(3, init=C * s, eta=1, sample_size=None).fit(X * s)
+    np.testing.assert_array_equal(big.labels_, base.labels_)
+    np.testing.assert_array_equal(big.cluster_centers_, base.cluster_centers_ * s)
+    assert big.inertia_ == base.inertia_ * s * s

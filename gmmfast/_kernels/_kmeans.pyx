@@ -356,13 +356,15 @@ def _search_layout(centers, dtype):
     dtype = np.dtype(dtype)
     k, d = centers.shape[0], centers.shape[1]
     CT, csq = _center_layout(centers, dtype)
-    screen = _SCREEN and dtype == np.float64
+    C64 = np.asarray(centers, dtype=np.float64)
+    maxcsq = float(np.max(np.einsum("ij,ij->i", C64, C64))) if k else 0.0
+    # centers beyond the screen's range put every row outside it (the rows' ||x||^2 +
+    # maxcsq >= maxcsq): no float32 layout then, whose cast would overflow
+    screen = _SCREEN and dtype == np.float64 and maxcsq < _SCREEN_HI
     CT32, csq32 = _center_layout(centers, np.float32) if screen else (
         np.zeros((1, 1), np.float32), np.zeros(1, np.float32))
     tol = _rounding_tol(d, dtype)
     tol32 = _rounding_tol(d, np.float32)
-    C64 = np.asarray(centers, dtype=np.float64)
-    maxcsq = float(np.max(np.einsum("ij,ij->i", C64, C64))) if k else 0.0
     return CT, csq, CT32, csq32, screen, tol, tol32, maxcsq
 
 

@@ -86,7 +86,8 @@ class _SeedRows:
     X's rows; only the distances that weigh the draws and score the candidates see rows
     rounded to float32 (relative error 6e-8 per coordinate of the centered data), so the
     draws follow the same distribution up to that rounding (in tests the same centers were
-    drawn).
+    drawn). Where float32 cannot hold the distances (:data:`PANEL_D_MAX`), the seeding starts
+    again on the float64 rows, from the same random state.
     """
 
     #: columns per call: exact (no padding to a vector of lanes), up to PANEL_MAX_CENTERS
@@ -128,7 +129,30 @@ def _plusplus(X: np.ndarray, k: int, sample_weight: np.ndarray, rng: np.random.G
     float32 (:func:`seeds_on_panels`).
     """
     if pp_step is None and seeds_on_panels(X):
-        X, pp_step = _SeedRows(X, sample_weight, n_threads), _SeedRows.pp_step
+        state = rng.bit_generator.state
+        centers = _greedy(_SeedRows(X, sample_weight, n_threads), k, sample_weight, rng,
+                          n_trials, n_threads, _SeedRows.pp_step, panels=True)
+        if centers is not None:
+            return centers
+        rng.bit_generator.state = state   # float32 distances out of range: seed in float64
+    return _greedy(X, k, sample_weight, rng, n_trials, n_threads, pp_step)
+
+
+#: The squared distances of float32 panels (:class:`_SeedRows`) must stay in float32's range:
+#: the largest after the first center, D_max, within these bounds (a later candidate's
+#: distance to a row is at most 4 D_max: both are rows, each within sqrt(D_max) of the first
+#: center; 1e-30 is the bottom of the search's float32 screen). Float64 X beyond them (|x|
+#: above about 1e18, or every distance below about 1e-15) is seeded on its float64 rows.
+PANEL_D_MAX = float(np.finfo(np.float32).max) / 8
+PANEL_D_MIN = 1e-30
+
+
+def _greedy(X: Any, k: int, sample_weight: np.ndarray, rng: np.random.Generator,
+            n_trials: Optional[int], n_threads: int, pp_step: Any,
+            panels: bool = False) -> Optional[np.ndarray]:
+    """Greedy k-means++ on X (an array, :class:`_SeedRows` or CSR rows) through ``pp_step``;
+    with ``panels``, None as soon as the first center's float32 distances leave
+    [PANEL_D_MIN, PANEL_D_MAX] (the caller then seeds on float64 rows)."""
     n = X.shape[0]
     if n_trials is None:
         n_trials = 2 + int(math.log(k))
@@ -139,6 +163,8 @@ def _plusplus(X: np.ndarray, k: int, sample_weight: np.ndarray, rng: np.random.G
     none = np.empty(0, dtype=np.int64)
     rows[0] = rng.choice(n, p=prob)
     pp_gains(X, sample_weight, closest, chunk_pot, int(rows[0]), none, n_threads, pp_step)
+    if panels and not PANEL_D_MIN <= float(closest.max()) <= PANEL_D_MAX:
+        return None
     pending: Optional[int] = None
     for c in range(1, k):
         cand = pp_draw(X, sample_weight, closest, chunk_pot, n_trials, rng, prob, pending)
