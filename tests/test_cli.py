@@ -298,6 +298,24 @@ def test_cluster_checks_output_paths_before_reading_or_fitting(tmp_path, capsys,
     assert calls == []                    # failed before any work (was: after the fit)
 
 
+def test_cluster_never_writes_over_its_input_or_its_other_output(tmp_path, capsys):
+    path = small_points(tmp_path)
+    before = path.read_bytes()
+    link = tmp_path / "link.txt"
+    link.symlink_to(path)
+    for option in ("-o", "--centers"):
+        for same in (path, link, tmp_path / "." / path.name):
+            line = cli_error(capsys, ["cluster", str(path), "-k", "2", option, str(same)])
+            assert "is the input file" in line
+    out = tmp_path / "out.txt"
+    line = cli_error(capsys, ["cluster", str(path), "-k", "2", "-o", str(out),
+                              "--centers", str(out)])
+    assert "--centers" in line and "is the file of -o/--output" in line
+    assert path.read_bytes() == before and not out.exists()
+    assert cli.main(["cluster", str(path), "-k", "2", "-o", str(out),
+                     "--centers", str(tmp_path / "centers.txt")]) == 0
+
+
 @pytest.mark.parametrize("text, rows", [
     ("\ufeff1.0,2.0\n3.0,4.0\n5.0,6.0\n", 3),       # byte-order mark: was 2 rows
     ("\ufeffx,y\n1.0,2.0\n3.0,4.0\n", 2),           # mark and header

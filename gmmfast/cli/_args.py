@@ -10,7 +10,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import NoReturn, Union
+from typing import List, NoReturn, Optional, Sequence, Tuple, Union
 
 
 def fail(cmd: str, message: str) -> NoReturn:
@@ -80,6 +80,30 @@ def check_output_file(cmd: str, option: str, path: str) -> None:
         fail(cmd, f"{option} {path}: folder {parent} does not exist")
     if not _writable_dir(parent) or (p.exists() and not os.access(p, os.W_OK)):
         fail(cmd, f"{option} {path}: not writable")
+
+
+def check_distinct_files(cmd: str, files: Sequence[Tuple[str, Optional[str]]]) -> None:
+    """Fail if an output of ``files`` ((option, path) pairs, the input first; None: not
+    given) names the same file as the input or as another output: writing it would destroy
+    what is read or written before it."""
+    seen: List[Tuple[str, str]] = []
+    for option, path in files:
+        if not path:
+            continue
+        for other, earlier in seen:
+            if _same_file(path, earlier):
+                what = "the input file" if other == "input" else f"the file of {other}"
+                fail(cmd, f"{option} {path}: is {what}; give another file")
+        seen.append((option, path))
+
+
+def _same_file(a: str, b: str) -> bool:
+    """Whether paths ``a`` and ``b`` name one file (links followed; for files that do not
+    exist yet, the same resolved path)."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.realpath(a) == os.path.realpath(b)
 
 
 def check_output_dir(cmd: str, option: str, path: str) -> None:

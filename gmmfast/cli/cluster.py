@@ -8,7 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ._args import check_output_file, eta, fail, nonnegative_int, positive_int
+from ._args import (check_distinct_files, check_output_file, eta, fail, nonnegative_int,
+                    positive_int)
 
 CMD = "cluster"
 
@@ -157,6 +158,8 @@ def run(args) -> int:
     for option, out in (("-o/--output", args.output), ("--centers", args.centers)):
         if out:
             check_output_file(CMD, option, out)
+    check_distinct_files(CMD, [("input", args.file), ("-o/--output", args.output),
+                               ("--centers", args.centers)])
     path = Path(args.file)
     if not path.is_file():
         fail(CMD, f"no such file: {path}")
