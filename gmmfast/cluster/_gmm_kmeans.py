@@ -11,6 +11,7 @@ from .._validation import (NONE, RANDOM_STATE, Interval, Kind, Options, check_in
                            check_random_state, validate_params)
 from ._fit import GMMParams, as_rows, fit_gmm
 from ._init import INIT_FORMS, check_init
+from ._restarts import RESTARTS_LIMIT
 from ._samplers import SAMPLERS
 
 SELECTIONS = ("merge-split", "random", "mm", "balanced")
@@ -129,7 +130,7 @@ class GMMKMeans(TransformerOutputMixin, BaseEstimator):
         (the best of 10 k-means runs) and G-MM run again from there when that
         lowers their cost, until a round of n_clusters groups in a row fails.
         Deterministic for a fixed ``random_state``.
-    restarts : int or "auto", default="auto"
+    restarts : int in [0, 1,000,000] or "auto", default="auto"
         With "merge-split" and init="k-means++": start G-MM from the best of this many
         k-means runs (greedy k-means++ seeds, then Lloyd's iterations to a fixed point),
         all in one nogil kernel, parallel over the runs. On small problems a run costs
@@ -214,7 +215,7 @@ class GMMKMeans(TransformerOutputMixin, BaseEstimator):
         "sampler": [Options(*SAMPLERS)],
         "n_neighbors": [Interval("int", 1)],
         "patience": [Interval("int", 0), Options("auto")],
-        "restarts": [Interval("int", 0), Options("auto")],
+        "restarts": [Interval("int", 0, RESTARTS_LIMIT), Options("auto")],
         "escape_effort": [Interval("real", 0)],
         "max_time": [Interval("real", 0), NONE],
         "random_state": [RANDOM_STATE],

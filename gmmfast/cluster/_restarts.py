@@ -32,6 +32,8 @@ FEATURE_OVERHEAD = 16
 RESTART_WORK = 7.2e9
 #: At most this many restarts, however small the problem.
 MAX_RESTARTS = 1000
+#: The most restarts an explicit ``restarts`` may ask for (beyond it an error names it).
+RESTARTS_LIMIT = 1_000_000
 #: Lloyd's passes a restart's work is first estimated at (before its first run).
 _RESTART_PASSES = 20
 
