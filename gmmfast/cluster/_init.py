@@ -308,8 +308,9 @@ def new_center(X: np.ndarray, sw: np.ndarray, others: np.ndarray, rng: np.random
 
 #: Initialisations by name (GMMKMeans's ``init``), and every form ``init`` takes.
 INITS = ("k-means++", "k-means||", "forgy", "random-partition")
-INIT_FORMS = [Options(*INITS), Kind(lambda v: isinstance(v, (list, tuple)) or hasattr(v, "__array__"),
-                                    "an array of shape (n_clusters, n_features)"), CALLABLE]
+INIT_FORMS = [Options(*INITS),
+              Kind(lambda v: isinstance(v, (list, tuple)) or hasattr(v, "__array__"),
+                   "an array of shape (n_clusters, n_features)"), CALLABLE]
 
 
 def check_init(init: Any, k: int, d: int, dtype: np.dtype) -> Any:
