@@ -575,8 +575,12 @@ GMM_DEFINE_PPF(gmm_pp_f_avx512, 8, GMM_TARGET("avx512f,avx512dq,avx512vl,avx2,fm
  * A step reads each row once for its few candidates, little arithmetic a byte, and where
  * memory is slow (an AMD EPYC Zen 3: about 12 GB/s on one core) it waited on it: the AVX2
  * and portable steps ask for the panels GMM_PPP_AHEAD bytes ahead of the one they compute
- * on (a step over 1e5 x 64 and x 128 rows then took 0.72x-0.82x its time; the AVX-512 step,
- * not measured on such a machine, does not). n_xp: the rows of XP from the chunk's first,
+ * on (a step over 1e5 x 64 and x 128 rows then took 0.72x-0.82x its time). The AVX-512 step
+ * does not yet: on an Intel Xeon (Emerald Rapids) the same request took a step over 1e6 rows
+ * (from memory) to 0.58x-0.61x, over rows in its L3 to 0.73x-0.96x, in L2 1.00x (interleaved
+ * in one process, the same bits), but turning it on changes the time of nearly every
+ * published result, all measured with AVX-512: it waits for a change that re-measures them
+ * anyway (AHEAD 0 below). n_xp: the rows of XP from the chunk's first,
  * so the requests run on into the next chunk but never past XP. d >= 1 (the caller checks).
  */
 #define GMM_PANEL 16
