@@ -124,9 +124,10 @@ BENCH_GROUPS = [
      "GMMKMeans on a dask array against dask-ml's KMeans.",
      ["scale_dask"]),
     ("kernels", "Kernels",
-     "One Lloyd iteration, k-means++ at each SIMD level, one seeding restart, the random "
-     "walk, alpha-expansion and the scikit-learn drop-in.",
-     ["lloyd_iteration", "seeding_speed", "restarts", "walk_throughput",
+     "One Lloyd iteration, the labelling pass against faiss's search, k-means++ at each SIMD "
+     "level, one seeding restart, the random walk, alpha-expansion and the scikit-learn "
+     "drop-in.",
+     ["lloyd_iteration", "search", "seeding_speed", "restarts", "walk_throughput",
       "potts_throughput", "dropin"]),
     ("lssvm", "Latent structural SVMs (Table 2)",
      "CCP against G-MM on cluttered objects, and the solver checks.",
