@@ -104,24 +104,42 @@ def max_abs(dtype: np.dtype, d: int) -> float:
     return float(np.sqrt(np.finfo(dtype).max / (64.0 * d)))
 
 
-def check_data(X: Any, name: str = "X", dtype: Optional[np.dtype] = None) -> np.ndarray:
+def min_abs(dtype: np.dtype) -> float:
+    """The smallest largest-|value| of data whose squared distances keep ``dtype``'s full
+    relative precision (squares at least its smallest normal number over its epsilon: 3e-16
+    for float32, 1e-146 for float64)."""
+    info = np.finfo(dtype)
+    return float(np.sqrt(info.tiny / info.eps))
+
+
+def check_data(X: Any, name: str = "X", dtype: Optional[np.dtype] = None,
+               fit: bool = False) -> np.ndarray:
     """X as a C-contiguous float32/float64 2-D array, finite and small enough for squared
-    distances in its precision (else a ValueError naming ``name`` and the limit)."""
+    distances in its precision (else a ValueError naming ``name`` and the limit); with
+    ``fit`` (the data a fit clusters), also not so small that they underflow."""
     X = check_array(X, name, dtype=dtype, finite=False)
-    check_magnitude(X, X.shape[1], name)
+    check_magnitude(X, X.shape[1], name, fit)
     return X
 
 
-def check_magnitude(values: np.ndarray, d: int, name: str = "X") -> None:
+def check_magnitude(values: np.ndarray, d: int, name: str = "X", fit: bool = False) -> None:
     """``values`` (of data with ``d`` features) finite and small enough for squared distances
-    in their precision, else a ValueError naming ``name`` and the limit."""
+    in their precision, else a ValueError naming ``name`` and the limit; with ``fit``, a
+    largest |value| that is not zero must be at least :func:`min_abs` (below it the squared
+    distances lose their precision or vanish, and the labels are wrong). Rows to label or
+    centers near zero are not held to it: their distances to the fitted data are not small."""
     top = extent(values, name)
     limit = max_abs(values.dtype, d)
+    hint = " or pass float64" if values.dtype == np.float32 else ""
     if top > limit:
-        hint = " or pass float64" if values.dtype == np.float32 else ""
         raise ValueError(f"{name} has values up to {top:.3g}; squared distances overflow "
                          f"{values.dtype} above |value| = {limit:.3g} (at {d} features): "
                          f"scale {name}{hint}.")
+    low = min_abs(values.dtype)
+    if fit and 0 < top < low:
+        raise ValueError(f"{name} has values only up to {top:.3g}; squared distances "
+                         f"underflow {values.dtype} below |value| = {low:.3g}: scale "
+                         f"{name}{hint}.")
 
 
 def check_centers(C: Any, X: np.ndarray, name: str = "centers") -> np.ndarray:
@@ -138,13 +156,23 @@ def check_sample_weight(sample_weight: Any, n_samples: int, dtype: np.dtype) -> 
     """Sample weights as a contiguous array of ``dtype``: ones when None; finite and >= 0."""
     if sample_weight is None:
         return np.ones(n_samples, dtype=dtype)
-    if isinstance(sample_weight, numbers.Number):
-        sw = np.full(n_samples, sample_weight, dtype=dtype)
-    else:
-        sw = check_array(sample_weight, "sample_weight", dtype=dtype, ndim=1)
+    with np.errstate(over="ignore"):    # weights beyond X's dtype: named below
+        if isinstance(sample_weight, numbers.Number):
+            sw = np.full(n_samples, sample_weight, dtype=dtype)
+        else:
+            sw = check_array(sample_weight, "sample_weight", dtype=dtype, ndim=1,
+                             finite=False)
     if sw.shape != (n_samples,):
         raise ValueError(f"sample_weight must have shape ({n_samples},), got {sw.shape}.")
-    if not np.isfinite(sw).all() or (sw < 0).any():
+    if not np.isfinite(sw).all():
+        raw = np.asarray(sample_weight, dtype=np.float64)
+        if np.isfinite(raw).all():      # finite, but beyond X's dtype
+            raise ValueError(f"sample_weight has values up to {float(abs(raw).max()):.3g}, "
+                             f"beyond {np.dtype(dtype)}'s largest "
+                             f"({float(np.finfo(dtype).max):.3g}; X is {np.dtype(dtype)}): "
+                             "scale sample_weight.")
+        extent(sw, "sample_weight")       # NaN or infinity: check_array's message
+    if (sw < 0).any():
         raise ValueError("sample_weight must be finite and >= 0.")
     if not sw.sum() > 0:
         raise ValueError("sample_weight must have a positive sum; all weights are zero.")

@@ -330,6 +330,36 @@ def test_unfitted_and_wrong_width():
         m.predict(np.zeros((4, 3)))
 
 
+def test_data_too_small_for_squared_distances_is_refused_at_fit_only():
+    """Fitting data whose squared distances underflow its dtype (float32 below |x| = 3e-16,
+    float64 below 1e-146) gave wrong labels silently; it is refused naming X. Rows to label
+    and centers near zero are not held to it, nor all-zero data."""
+    from gmmfast import KMeans
+    from gmmfast.cluster import kmeans_plusplus
+    X = np.random.default_rng(3).normal(size=(200, 4))
+    for data in ((X * 1e-20).astype(np.float32), X * 1e-150):
+        for fit in (lambda: GMMKMeans(3, random_state=0).fit(data),
+                    lambda: KMeans(3, random_state=0).fit(data),
+                    lambda: kmeans_plusplus(data, 3, random_state=0)):
+            with pytest.raises(ValueError, match=r"X has values only up to .*underflow"):
+                fit()
+    GMMKMeans(3, random_state=0).fit((X * 1e-12).astype(np.float32))
+    GMMKMeans(3, random_state=0).fit(X * 1e-140)
+    with pytest.warns(ConvergenceWarning, match="1 distinct points"):
+        GMMKMeans(2, random_state=0).fit(np.zeros((20, 3)))
+    m = GMMKMeans(3, random_state=0).fit(X.astype(np.float32))
+    assert m.predict((X[:5] * 1e-30).astype(np.float32)).shape == (5,)
+    GMMKMeans(3, init=np.full((3, 4), 1e-30), random_state=0).fit(X)
+
+
+def test_sample_weight_beyond_the_dtype_of_X_is_named():
+    with pytest.raises(ValueError, match=r"sample_weight has values up to 1e\+300, beyond "
+                                         r"float32's largest"):
+        GMMKMeans(2).fit(X_OK.astype(np.float32), sample_weight=np.full(20, 1e300))
+    with pytest.raises(ValueError, match="sample_weight contains NaN or infinity"):
+        GMMKMeans(2).fit(X_OK, sample_weight=np.full(20, np.nan))
+
+
 def test_sample_weight_validation():
     with pytest.raises(ValueError, match="sample_weight"):
         GMMKMeans(2).fit(X_OK, sample_weight=-np.ones(20))

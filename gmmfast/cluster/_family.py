@@ -113,7 +113,7 @@ class KMeansBounds:
                  block_size: int = WALK_BLOCK, sampler: str = "uniform",
                  n_neighbors: int = 8, local_eps: float = 0.05, relocate_empty: bool = False,
                  seed: int = 0, prune: bool = True, incremental: bool = False):
-        X = check_data(X, "X")
+        X = check_data(X, "X", fit=True)
         if incremental and relocate_empty:
             raise ValueError("incremental=True serves Lloyd's iterations (selection='mm'): "
                              "relocate_empty needs the rows drawn in exact passes.")

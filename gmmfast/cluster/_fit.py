@@ -36,7 +36,7 @@ def as_rows(X: Any, sample_weight: Any = None, *, n_features: Optional[int] = No
         from ._dask import DaskRows
         rows: Any = DaskRows(X, sample_weight)
     else:
-        X = check_data(X, "X")
+        X = check_data(X, "X", fit=n_features is None)
         rows = MemoryRows(X, check_sample_weight(sample_weight, X.shape[0], X.dtype))
     if n_features is not None and rows.d != n_features:
         raise ValueError(f"X has {rows.d} features, but {owner} is expecting {n_features} "

@@ -58,7 +58,7 @@ def kmeans_plusplus(X: Any, n_clusters: int, sample_weight: Any = None,
 
 
 def _check(X, n_clusters, sample_weight, random_state, n_threads):
-    X = check_data(X, "X")
+    X = check_data(X, "X", fit=True)
     k = check_int(n_clusters, "n_clusters", 1, X.shape[0])
     sw = check_sample_weight(sample_weight, X.shape[0], X.dtype)
     rng = check_random_state(random_state)

@@ -127,7 +127,7 @@ class KMeans(TransformerOutputMixin, BaseEstimator):
         if is_sparse(X):
             data: Any = check_csr(X, "X")
         else:
-            data = check_data(X, "X")
+            data = check_data(X, "X", fit=reset)
             if copy and (not isinstance(X, np.ndarray) or np.may_share_memory(data, X)):
                 data = data.copy()
         if reset:
