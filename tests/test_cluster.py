@@ -349,6 +349,10 @@ def test_data_too_small_for_squared_distances_is_refused_at_fit_only():
         GMMKMeans(2, random_state=0).fit(np.zeros((20, 3)))
     m = GMMKMeans(3, random_state=0).fit(X.astype(np.float32))
     assert m.predict((X[:5] * 1e-30).astype(np.float32)).shape == (5,)
+    from gmmfast.cluster import inertia, initial_centers
+    assert inertia((X[:5] * 1e-30).astype(np.float32), m.cluster_centers_) > 0
+    with pytest.raises(ValueError, match="underflow"):
+        initial_centers((X * 1e-20).astype(np.float32), 3, random_state=0)
     GMMKMeans(3, init=np.full((3, 4), 1e-30), random_state=0).fit(X)
 
 

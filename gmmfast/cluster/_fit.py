@@ -28,15 +28,16 @@ from ._rows import MemoryRows
 
 
 def as_rows(X: Any, sample_weight: Any = None, *, n_features: Optional[int] = None,
-            owner: str = "GMMKMeans") -> Any:
+            owner: str = "GMMKMeans", fit: bool = False) -> Any:
     """X and its weights, validated once, as :class:`MemoryRows` or (a dask array)
     :class:`~gmmfast.cluster._dask.DaskRows`. With ``n_features`` (a fitted estimator's),
-    X must have that many columns."""
+    X must have that many columns; with ``fit`` (rows a fit clusters or seeds on), X in
+    memory must not be too small for squared distances (``check_data``)."""
     if is_dask_array(X):
         from ._dask import DaskRows
         rows: Any = DaskRows(X, sample_weight)
     else:
-        X = check_data(X, "X", fit=n_features is None)
+        X = check_data(X, "X", fit=fit)
         rows = MemoryRows(X, check_sample_weight(sample_weight, X.shape[0], X.dtype))
     if n_features is not None and rows.d != n_features:
         raise ValueError(f"X has {rows.d} features, but {owner} is expecting {n_features} "
@@ -89,7 +90,7 @@ def initial_centers(X: Any, n_clusters: int, init: Any = "k-means++", *,
     -------
     centers : ndarray (n_clusters, d) of X's dtype
     """
-    rows = as_rows(X, sample_weight)
+    rows = as_rows(X, sample_weight, fit=True)
     k = check_int(n_clusters, "n_clusters", 1, rows.n)
     validate_params({"init_size": init_size},
                     {"init_size": [Interval("int", k), Options("auto"), NONE]})

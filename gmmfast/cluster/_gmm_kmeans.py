@@ -314,7 +314,7 @@ class GMMKMeans(TransformerOutputMixin, BaseEstimator):
         self
         """
         names = feature_names(X)
-        rows = as_rows(X, sample_weight)
+        rows = as_rows(X, sample_weight, fit=True)
         p = self._params(rows)
         best = fit_gmm(rows, p, check_random_state(self.random_state))
         self.cluster_centers_ = best.w

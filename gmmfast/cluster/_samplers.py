@@ -205,7 +205,7 @@ def sample_assignment(X: Any, centers: Any, labels: Any, budget: float, n_steps:
     n_accepted : int
         Number of accepted moves.
     """
-    X = check_data(X, "X", fit=True)
+    X = check_data(X, "X")
     centers = check_centers(centers, X)
     labels = np.asarray(labels)
     if labels.shape != (X.shape[0],) or labels.dtype.kind not in "iu":
