@@ -202,6 +202,9 @@ DECLARED_UNCHANGED: Dict[str, str] = {
         "skips check_array's second scan: 69 us against 121 us at 1e5 weights); every bench's "
         "data and weights pass as before, and the 33 fits and seedings of /work/q/s28/ident.py "
         "are bit-identical to b529a7e's (Intel Xeon, AVX-512, 2026-12-01)",
+    "a9ace2a7b49a7fac24f1afbfabaa586c8ea3f8cb":
+        "which entry points ask for that underflow check (an argument of as_rows): the same "
+        "checks of the same data otherwise",
 }
 
 #: The same for the results of some scripts only: commits that change code those scripts
