@@ -143,6 +143,8 @@ class TransformerOutputMixin:
             return self
         if not isinstance(transform, str) or transform not in OUTPUTS:
             raise ValueError(f"transform must be one of {OUTPUTS} or None, got {transform!r}.")
+        if transform != "default":
+            _container(transform)       # not installed: an ImportError now, not at transform
         self._sklearn_output_config = {"transform": transform}
         return self
 
@@ -158,13 +160,23 @@ class TransformerOutputMixin:
             how = (sklearn.get_config().get("transform_output", "default")
                    if sklearn is not None and hasattr(sklearn, "get_config") else "default")
         if how == "pandas":
-            import pandas as pd
+            pd = _container(how)
             index = X.index if isinstance(X, pd.DataFrame) else None
             return pd.DataFrame(out, index=index, columns=self.get_feature_names_out())
         if how == "polars":
-            import polars as pl
-            return pl.DataFrame(out, schema=list(self.get_feature_names_out()), orient="row")
+            return _container(how).DataFrame(out, schema=list(self.get_feature_names_out()), orient="row")
         return out
+
+
+def _container(how: str) -> Any:
+    """The module of output container ``how`` ("pandas" or "polars"); an ImportError that
+    names it when it is not installed."""
+    import importlib
+    try:
+        return importlib.import_module(how)
+    except ModuleNotFoundError as e:
+        raise ImportError(f"set_output(transform={how!r}) needs {how}, which is not "
+                          f"installed: pip install {how}.") from e
 
 
 def _same(a: Any, b: Any) -> bool:

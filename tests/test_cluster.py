@@ -527,6 +527,22 @@ def test_feature_names_and_set_output_as_scikit_learn():
         est.set_output(transform="arrow")
 
 
+def test_set_output_names_a_missing_container_library(monkeypatch):
+    import builtins
+    real = builtins.__import__
+
+    def no_polars(name, *args, **kwargs):
+        if name == "polars":
+            raise ModuleNotFoundError("No module named 'polars'")
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_polars)
+    monkeypatch.delitem(__import__("sys").modules, "polars", raising=False)
+    m = GMMKMeans(2)
+    with pytest.raises(ImportError, match=r"set_output\(transform='polars'\) needs polars"):
+        m.set_output(transform="polars")
+    assert not hasattr(m, "_sklearn_output_config")
+
 
 @pytest.mark.parametrize("check", ["check_dataframe_column_names_consistency",
                                    "check_set_output_transform",
