@@ -7,6 +7,7 @@ bounds checks off).
 """
 from __future__ import annotations
 
+import math
 import numbers
 from typing import Any, Optional, Tuple
 
@@ -122,12 +123,56 @@ def check_data(X: Any, name: str = "X", dtype: Optional[np.dtype] = None,
     return X
 
 
-def check_magnitude(values: np.ndarray, d: int, name: str = "X", fit: bool = False) -> None:
+def check_rows(X: Any, sample_weight: Any, *, fit: bool = False
+               ) -> Tuple[np.ndarray, np.ndarray]:
+    """X as :func:`check_data` and its weights as :func:`check_sample_weight`; with ``fit``,
+    also their objective within float64 (:func:`check_objective_range`)."""
+    X = check_array(X, "X", finite=False)
+    top = check_magnitude(X, X.shape[1], "X", fit)
+    sw = check_sample_weight(sample_weight, X.shape[0], X.dtype)
+    if fit:
+        check_objective_range(top, sw, X.shape[1], sample_weight is not None)
+    return X, sw
+
+
+def check_objective_range(top: float, sw: np.ndarray, d: int, weighted: bool) -> None:
+    """The k-means objective sum_i s_i ||x_i - c_{z_i}||^2 of data whose largest |value| is
+    ``top`` (``d`` features, weights ``sw``), for centers among the data, at most
+    sum(s) x 4 d top^2: that bound within float64, in which the objective is summed for
+    float32 and float64 data alike (with the room :func:`max_abs` keeps), else a ValueError
+    naming X and, when given, sample_weight."""
+    total = float(sw.sum(dtype=np.float64)) if weighted else float(sw.shape[0])
+    bound = total * 4.0 * d * top * top         # Python floats: inf beyond float64, no error
+    limit = float(np.finfo(np.float64).max) / 16.0
+    if bound > limit:
+        what = (f"sample_weight summing to {total:.3g}" if weighted
+                else f"{sw.shape[0]:,} rows")
+        reach = f"{bound:.3g}" if math.isfinite(bound) else "more than float64 holds"
+        scale = "X or sample_weight" if weighted else "X"
+        raise ValueError(f"X has values up to {top:.3g} and {what}: the sum of squared "
+                         f"distances a fit minimises (at most 4 x n_features x |value|^2 a "
+                         f"row{', weighted' if weighted else ''}) can reach {reach} (a fit's "
+                         f"limit, in float64: {limit:.3g}): scale {scale}.")
+
+
+def exact_sum(values: Any) -> float:
+    """sum(values), correctly rounded (independent of their order, :func:`math.fsum`); +-inf
+    where the exact sum is beyond float64 (fsum raises there)."""
+    try:
+        return math.fsum(values)
+    except OverflowError:     # the sign tells which way
+        with np.errstate(over="ignore"):
+            half = float(np.sum(np.asarray(values, dtype=np.float64) / 2))
+        return math.copysign(math.inf, half)
+
+
+def check_magnitude(values: np.ndarray, d: int, name: str = "X", fit: bool = False) -> float:
     """``values`` (of data with ``d`` features) finite and small enough for squared distances
     in their precision, else a ValueError naming ``name`` and the limit; with ``fit``, a
     largest |value| that is not zero must be at least :func:`min_abs` (below it the squared
     distances lose their precision or vanish, and the labels are wrong). Rows to label or
-    centers near zero are not held to it: their distances to the fitted data are not small."""
+    centers near zero are not held to it: their distances to the fitted data are not small.
+    Returns the largest |value|."""
     top = extent(values, name)
     limit = max_abs(values.dtype, d)
     hint = " or pass float64" if values.dtype == np.float32 else ""
@@ -140,6 +185,7 @@ def check_magnitude(values: np.ndarray, d: int, name: str = "X", fit: bool = Fal
         raise ValueError(f"{name} has values only up to {top:.3g}; squared distances "
                          f"underflow {values.dtype} below |value| = {low:.3g}: scale "
                          f"{name}{hint}.")
+    return top
 
 
 def check_centers(C: Any, X: np.ndarray, name: str = "centers") -> np.ndarray:

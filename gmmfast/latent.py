@@ -17,7 +17,8 @@ import numpy as np
 
 from ._kernels import _latent
 from ._kernels._common import openmp_max_threads
-from ._validation import check_array, check_int, check_random_state, check_real, draw_seed
+from ._validation import (check_array, check_int, check_random_state, check_real, draw_seed,
+                          exact_sum)
 
 #: Examples per walk block: sets up to this size walk as one chain (the paper's walk).
 WALK_BLOCK = 1 << 15
@@ -93,11 +94,7 @@ def repair(labels: np.ndarray, start: np.ndarray, costs: np.ndarray, start_costs
 def table_value(costs: np.ndarray, labels: np.ndarray) -> float:
     """sum_i costs[i, labels[i]], correctly rounded (independent of any order); inf if the
     exact sum is beyond the largest float."""
-    picked = costs[np.arange(costs.shape[0]), labels]
-    try:
-        return math.fsum(picked)
-    except OverflowError:     # fsum raises where the sum overflows: the sign tells which way
-        return math.copysign(math.inf, float(np.sum(picked / 2)))
+    return exact_sum(costs[np.arange(costs.shape[0]), labels])
 
 
 def _check_integers(values: Any, name: str, n: int, low: int, high: Any, what: str

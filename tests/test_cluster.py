@@ -356,6 +356,57 @@ def test_data_too_small_for_squared_distances_is_refused_at_fit_only():
     GMMKMeans(3, init=np.full((3, 4), 1e-30), random_state=0).fit(X)
 
 
+def test_an_objective_beyond_float64_is_refused_before_the_fit():
+    """Data within the per-row limit whose (weighted) sum of squared distances can overflow
+    float64 ended in "OverflowError: intermediate overflow in fsum" (200,000 rows at 1e152)
+    or in "F(w_0) = inf" that did not name sample_weight; the fits now refuse it naming X
+    (and sample_weight when given), a sparse fit too. inertia() at given centers returns
+    inf, as a sum beyond float64 is."""
+    import scipy.sparse as sp
+    from gmmfast import KMeans
+    from gmmfast.cluster import inertia
+    X = np.random.default_rng(4).normal(size=(2000, 2))
+    big = X * 1e152          # |x| <= 4e152: 2000 rows x 4 x 2 x (4e152)^2 is beyond float64
+    for fit in (lambda: GMMKMeans(3, random_state=0).fit(big),
+                lambda: KMeans(3, random_state=0).fit(big),
+                lambda: kmeans_plusplus(big, 3, random_state=0),
+                lambda: KMeansBounds(big, None, walk_steps=0, n_threads=1)):
+        with pytest.raises(ValueError, match=r"X has values up to .* and 2,000 rows: .*"
+                                             r"scale X\.$"):
+            fit()
+    heavy = np.full(2000, 1e10)
+    for fit in (lambda: GMMKMeans(3, random_state=0).fit(X * 1e150, sample_weight=heavy),
+                lambda: KMeans(3, random_state=0).fit(sp.csr_matrix(X * 1e150),
+                                                      sample_weight=heavy)):
+        with pytest.raises(ValueError, match=r"sample_weight summing to 2e\+13: .*scale X or "
+                                             r"sample_weight\.$"):
+            fit()
+    m = GMMKMeans(3, random_state=0).fit(X * 1e150)         # within range: fits as before
+    np.testing.assert_allclose(m.inertia_, GMMKMeans(3, random_state=0).fit(X).inertia_
+                               * 1e300, rtol=1e-12)
+    assert inertia(np.tile(big, (20, 1)), big[:3]) == np.inf     # 5.8e308
+
+
+def test_kmeans_random_init_names_too_few_positive_weights():
+    from gmmfast import KMeans
+    w = np.r_[np.ones(3), np.zeros(17)]
+    with pytest.raises(ValueError, match=r"init='random' draws the 4 initial centers among "
+                                         r"rows of positive weight; sample_weight has 3"):
+        KMeans(4, init="random", random_state=0).fit(X_OK, sample_weight=w)
+    KMeans(3, init="random", random_state=0).fit(X_OK, sample_weight=w)
+
+
+def test_sparse_data_too_small_for_squared_distances_is_refused_at_fit():
+    import scipy.sparse as sp
+    from gmmfast import KMeans
+    X = np.random.default_rng(3).normal(size=(200, 4))
+    tiny = sp.csr_matrix((X * 1e-20).astype(np.float32))
+    with pytest.raises(ValueError, match=r"X has values only up to .*underflow float32"):
+        KMeans(3, random_state=0).fit(tiny)
+    m = KMeans(3, random_state=0).fit(sp.csr_matrix(X.astype(np.float32)))
+    assert m.predict(tiny).shape == (200,)
+
+
 def test_sample_weight_beyond_the_dtype_of_X_is_named():
     with pytest.raises(ValueError, match=r"sample_weight has values up to 1e\+300, beyond "
                                          r"float32's largest"):

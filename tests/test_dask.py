@@ -381,6 +381,9 @@ def test_sample_weight_dask_numpy_and_memory_agree(client):
 @pytest.mark.parametrize("make, params, match", [
     (lambda X: da.from_array(np.where(np.arange(X.size).reshape(X.shape) == 7, np.nan, X),
                              chunks=(500, 3)), {}, "NaN"),
+    (lambda X: da.from_array(np.where(np.arange(X.size).reshape(X.shape) == 7, 1e160, X),
+                             chunks=(500, 3)), {}, r"values up to 1e\+160; squared distances "
+                                                   "overflow float64"),
     (lambda X: da.from_array(X[:, 0], chunks=500), {}, "2-D"),
     (lambda X: da.from_array(X, chunks=(500, 3)), dict(selection="balanced"), "selection"),
     (lambda X: da.from_array(X, chunks=(500, 3)), dict(init_size=None), "init_size"),

@@ -10,12 +10,12 @@ functions, so ``import gmmfast`` never imports it.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import replace
 from typing import Any, Optional
 
 import numpy as np
 
+from .._validation import exact_sum
 from ._dask_blocks import as_blocks, draw_sample, init_centers, run_pass
 from ._dask_family import DASK_SELECTIONS, DaskSumsFamily, DaskWalkFamily
 from ._dask_tasks import predict_block, transform_block
@@ -156,4 +156,4 @@ class DaskRows:
     def objective(self, centers: np.ndarray) -> float:
         """The k-means objective at ``centers`` (one pass)."""
         c = np.ascontiguousarray(centers, dtype=self.dtype)
-        return math.fsum(run_pass(self.data, c, sums=False).cost)
+        return exact_sum(run_pass(self.data, c, sums=False).cost)

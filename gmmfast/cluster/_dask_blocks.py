@@ -18,7 +18,7 @@ import numpy as np
 
 from .._kernels._common import openmp_max_threads
 from .._validation import (check_array, check_not_empty, check_sample_weight, draw_seed,
-                           float_dtype_for)
+                           exact_sum, float_dtype_for)
 from ._dask_tasks import (Part, combine, expansion, is_dask_array, parallel_draw,
                           parallel_update, partition_block, pass_block, sample_block)
 from ._init import kmeans_parallel, kmeans_plusplus
@@ -145,7 +145,7 @@ def run_pass(data: Blocks, centers: np.ndarray, *, sums: bool = True,
 
 def cluster_sums(part: Part, w: np.ndarray) -> ClusterSums:
     return ClusterSums(w=w, weight=part.weight, resid=part.resid, cost=part.sse,
-                       objective=math.fsum(part.cost), pick=part.pick, key=part.key)
+                       objective=exact_sum(part.cost), pick=part.pick, key=part.key)
 
 
 def _rows(data: Blocks, idx: Any) -> np.ndarray:

@@ -14,12 +14,12 @@ random stream (seed, pass, first row).
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any, Optional
 
 import numpy as np
 
+from .._validation import exact_sum
 from ..core import Selection
 from . import _merge
 from ._dask_blocks import Blocks, _rows, cluster_sums, reduce_tree, run_pass
@@ -87,7 +87,7 @@ class _Pass:
 
     @property
     def objective(self) -> float:
-        return math.fsum(self.part.cost)
+        return exact_sum(self.part.cost)
 
 
 class _Family:
@@ -247,7 +247,7 @@ class DaskWalkFamily(_Family):
         return self._at
 
     def _bound(self, p: _Pass) -> WalkBound:
-        return WalkBound(w=p.w, labels=p.labels, value=math.fsum(p.part.walked),
+        return WalkBound(w=p.w, labels=p.labels, value=exact_sum(p.part.walked),
                          wsum=p.part.wsum, wweight=p.part.wweight)
 
     def touching(self, w: np.ndarray) -> WalkBound:
@@ -266,7 +266,7 @@ class DaskWalkFamily(_Family):
     def bound_value(self, bound: WalkBound, w: np.ndarray) -> float:
         if w is bound.w:
             return bound.value
-        return math.fsum(self._pass(w, prev=bound).part.prev)
+        return exact_sum(self._pass(w, prev=bound).part.prev)
 
     def minimize(self, bound: WalkBound, w: np.ndarray) -> np.ndarray:
         new = np.asarray(w, dtype=np.float64).copy()

@@ -15,6 +15,7 @@ from typing import Any, List, Optional
 
 import numpy as np
 
+from .._validation import check_magnitude, exact_sum
 from ._pass import (CHUNK, assign, distances, draw_rows, labeling_cost, labeling_sums,
                     sample_rows)
 from ._samplers import walk
@@ -116,8 +117,8 @@ def _combine_extra(a: Any, b: Any) -> Any:
 
 def _block(X_b: Any, dtype: np.dtype, check: bool) -> np.ndarray:
     X_b = np.ascontiguousarray(X_b, dtype=dtype)
-    if check and not np.isfinite(X_b).all():
-        raise ValueError("X contains NaN or infinity; all values must be finite.")
+    if check:     # finite and within squared distances' range (the limit named)
+        check_magnitude(X_b, X_b.shape[1])
     return X_b
 
 
@@ -180,8 +181,8 @@ def walk_block(X_b: Any, sw_b: Any, centers: np.ndarray, prev: Optional[np.ndarr
         return np.empty(0, dtype=np.int32), _empty_part(k, d, centers.dtype, False, False, True)
     sw = _weights(sw_b, n, centers.dtype, check)
     a = assign(X_b, sw, centers, 1, prev_labels=prev)
-    f_b = math.fsum(a.chunk_costs)
-    b_b = math.fsum(a.chunk_prev_costs) if prev is not None else f_b
+    f_b = exact_sum(a.chunk_costs)
+    b_b = exact_sum(a.chunk_prev_costs) if prev is not None else f_b
     labels, proposals, accepted = a.labels, 0, 0
     slack = 0.0 if eta is None else (1.0 - eta) * (b_b - f_b) - _MARGIN * (abs(f_b) + abs(b_b))
     if slack > 0 and n_steps > 0 and k > 1:

@@ -14,8 +14,8 @@ from typing import Any, Callable, Optional, Tuple
 
 import numpy as np
 
-from .._validation import (check_data, check_centers, check_int, check_real,
-                           check_sample_weight, check_threads, draw_seed)
+from .._validation import (check_centers, check_int, check_real, check_rows, check_threads,
+                           draw_seed)
 from ..core import Selection
 from ..latent import WALK_BLOCK, repair
 from . import _merge, _samplers
@@ -113,7 +113,7 @@ class KMeansBounds:
                  block_size: int = WALK_BLOCK, sampler: str = "uniform",
                  n_neighbors: int = 8, local_eps: float = 0.05, relocate_empty: bool = False,
                  seed: int = 0, prune: bool = True, incremental: bool = False):
-        X = check_data(X, "X", fit=True)
+        X, sw = check_rows(X, sample_weight, fit=True)
         if incremental and relocate_empty:
             raise ValueError("incremental=True serves Lloyd's iterations (selection='mm'): "
                              "relocate_empty needs the rows drawn in exact passes.")
@@ -122,7 +122,7 @@ class KMeansBounds:
         local_eps = check_real(local_eps, "local_eps", 0.0)
         if local_eps > 1:
             raise ValueError(f"local_eps must be in [0, 1], got {local_eps!r}.")
-        self._setup(X, check_sample_weight(sample_weight, X.shape[0], X.dtype),
+        self._setup(X, sw,
                     walk_steps=check_int(walk_steps, "walk_steps", 0),
                     n_threads=check_threads(n_threads),
                     n_candidates=check_int(n_candidates, "n_candidates", 0),

@@ -18,7 +18,7 @@ from typing import Any, Callable, List, Optional, Union
 import numpy as np
 
 from .._validation import (NONE, Interval, Options, blas_single_threaded, check_data, check_int,
-                           check_random_state, check_sample_weight, check_threads, draw_seed,
+                           check_random_state, check_rows, check_threads, draw_seed,
                            validate_params)
 from ..core import GMMResult, History, generalized_mm
 from ._dask_tasks import is_dask_array
@@ -37,8 +37,7 @@ def as_rows(X: Any, sample_weight: Any = None, *, n_features: Optional[int] = No
         from ._dask import DaskRows
         rows: Any = DaskRows(X, sample_weight)
     else:
-        X = check_data(X, "X", fit=fit)
-        rows = MemoryRows(X, check_sample_weight(sample_weight, X.shape[0], X.dtype))
+        rows = MemoryRows(*check_rows(X, sample_weight, fit=fit))
     if n_features is not None and rows.d != n_features:
         raise ValueError(f"X has {rows.d} features, but {owner} is expecting {n_features} "
                          "features as input.")

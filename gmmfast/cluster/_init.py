@@ -8,7 +8,7 @@ import numpy as np
 
 from .._kernels._common import openmp_max_threads
 from .._validation import (CALLABLE, Kind, Options, check_data, check_int, check_random_state,
-                           check_real, check_sample_weight, check_threads, draw_seed,
+                           check_real, check_rows, check_threads, draw_seed,
                            validate_params)
 from . import _pass
 from ._pass import CHUNK, assign, update_centers
@@ -58,9 +58,8 @@ def kmeans_plusplus(X: Any, n_clusters: int, sample_weight: Any = None,
 
 
 def _check(X, n_clusters, sample_weight, random_state, n_threads):
-    X = check_data(X, "X", fit=True)
+    X, sw = check_rows(X, sample_weight, fit=True)
     k = check_int(n_clusters, "n_clusters", 1, X.shape[0])
-    sw = check_sample_weight(sample_weight, X.shape[0], X.dtype)
     rng = check_random_state(random_state)
     n_threads = openmp_max_threads() if n_threads is None else check_threads(n_threads)
     return X, k, sw, rng, n_threads

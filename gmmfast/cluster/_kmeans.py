@@ -17,9 +17,9 @@ import numpy as np
 from .. import _validation
 from .._base import BaseEstimator, TransformerOutputMixin, feature_names
 from .._kernels._common import openmp_max_threads
-from .._validation import (BOOLEAN, CALLABLE, RANDOM_STATE, Interval, Kind,
-                           Options, check_data, check_random_state, check_sample_weight,
-                           validate_params)
+from .._validation import (BOOLEAN, CALLABLE, RANDOM_STATE, Interval, Kind, Options,
+                           check_data, check_objective_range, check_random_state, check_rows,
+                           check_sample_weight, extent, validate_params)
 from ._fit import GMMParams, Run, fit_runs, gmm_run
 from ._gmm_kmeans import AUTO_PATIENCE, AUTO_STEPS_PER_POINT
 from ._init import _plusplus
@@ -117,21 +117,29 @@ class KMeans(TransformerOutputMixin, BaseEstimator):
         "algorithm": [Options(*ALGORITHMS)],
     }
 
-    def _check_X(self, X: Any, *, reset: bool, copy: bool = False):
+    def _check_X(self, X: Any, *, reset: bool, copy: bool = False, sample_weight: Any = None):
         """X as C-contiguous float32/float64 (dense) or :class:`CSRData` (sparse); on reset
-        records the feature names, else checks them and the width against the fit."""
+        (a fit) returns it with the feature names and the checked ``sample_weight``, else
+        checks the names and the width against the fit."""
         if reset:
             names = feature_names(X)
         else:       # names first, as scikit-learn: a frame of other columns may hold NaN
             self._check_feature_names(X, stacklevel=4)     # at the caller of predict etc.
         if is_sparse(X):
-            data: Any = check_csr(X, "X")
+            data: Any = check_csr(X, "X", fit=reset)
+            if reset:
+                sw = check_sample_weight(sample_weight, data.shape[0], data.dtype)
+                top = extent(data.data) if data.data.shape[0] else 0.0
+                check_objective_range(top, sw, data.shape[1], sample_weight is not None)
+        elif reset:
+            data, sw = check_rows(X, sample_weight, fit=True)
         else:
-            data = check_data(X, "X", fit=reset)
-            if copy and (not isinstance(X, np.ndarray) or np.may_share_memory(data, X)):
-                data = data.copy()
+            data = check_data(X, "X")
+        if copy and not is_sparse(X) and (not isinstance(X, np.ndarray)
+                                          or np.may_share_memory(data, X)):
+            data = data.copy()
         if reset:
-            return data, names
+            return data, names, sw
         if data.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {data.shape[1]} features, but {type(self).__name__} is "
                              f"expecting {self.n_features_in_} features as input.")
@@ -172,6 +180,10 @@ class KMeans(TransformerOutputMixin, BaseEstimator):
             step = pp_step if isinstance(X, CSRData) else None
             return _plusplus(X, k, sw, rng, None, openmp_max_threads(), step)
         if isinstance(init, str) and init == "random":
+            if np.count_nonzero(sw) < k:
+                raise ValueError(f"init='random' draws the {k} initial centers among rows of "
+                                 f"positive weight; sample_weight has {np.count_nonzero(sw)} "
+                                 "such rows.")
             rows = rng.choice(n, size=k, replace=False, p=sw / sw.sum(dtype=np.float64))
             return np.ascontiguousarray(X[rows])
         if callable(init):
@@ -202,7 +214,8 @@ class KMeans(TransformerOutputMixin, BaseEstimator):
         self
         """
         validate_params(self.get_params(), self._parameter_constraints)
-        data, names = self._check_X(X, reset=True, copy=bool(self.copy_x))
+        data, names, sw = self._check_X(X, reset=True, copy=bool(self.copy_x),
+                                        sample_weight=sample_weight)
         sparse = isinstance(data, CSRData)
         n, d = data.shape
         k = int(self.n_clusters)
@@ -230,7 +243,6 @@ class KMeans(TransformerOutputMixin, BaseEstimator):
         if algorithm == "gmm" and sparse:
             raise ValueError("algorithm='gmm' does not support sparse X; use algorithm='lloyd' "
                              "for sparse input or pass X.toarray().")
-        sw = check_sample_weight(sample_weight, n, data.dtype)
         random_state = self.random_state
         if not isinstance(random_state, np.random.RandomState):
             random_state = check_random_state(random_state)

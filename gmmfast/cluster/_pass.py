@@ -23,6 +23,7 @@ from typing import List, NamedTuple, Optional, Tuple
 import numpy as np
 
 from .._kernels import _kmeans as kernels
+from .._validation import exact_sum
 
 CHUNK = kernels.CHUNK
 #: Memory cap for the per-slot cluster sums.
@@ -39,7 +40,7 @@ def n_slots(n: int, k: int, d: int) -> int:
 
 def total(chunk_costs: np.ndarray) -> float:
     """A cost total from chunk sums: correctly rounded, so independent of any order."""
-    return math.fsum(chunk_costs)
+    return exact_sum(chunk_costs)
 
 
 @dataclass
@@ -564,7 +565,7 @@ class IncrementalLloyd:
                 + self.weight * np.einsum("jd,jd->j", u, u))
         np.maximum(cost, 0.0, out=cost)
         return ClusterSums(w=centers, weight=self.weight.copy(), resid=resid, cost=cost,
-                           objective=math.fsum(cost))
+                           objective=exact_sum(cost))
 
     def rounding(self, centers: np.ndarray) -> float:
         """An estimate of the rounding of F from the moments at ``centers``: eps (passes +

@@ -24,13 +24,14 @@ def is_sparse(X: Any) -> bool:
     return sp.issparse(X)
 
 
-def check_csr(X: Any, name: str = "X") -> "CSRData":
+def check_csr(X: Any, name: str = "X", fit: bool = False) -> "CSRData":
     """A scipy sparse X as validated CSR data (:class:`CSRData`).
 
     Any sparse format becomes CSR (a copy unless it is one); float32 and float64 are kept,
     integers and booleans become float64; duplicate entries are summed (on a copy). The
     values must be finite and small enough for squared distances in their precision, and
-    X needs at least one row and one column.
+    X needs at least one row and one column. With ``fit`` (rows a fit clusters), the values
+    must also not be so small that squared distances underflow (:func:`check_magnitude`).
     """
     import scipy.sparse as sp
     if not sp.issparse(X):
@@ -56,7 +57,7 @@ def check_csr(X: Any, name: str = "X") -> "CSRData":
         X = X.copy()
         X.sum_duplicates()
     if X.data.shape[0]:
-        check_magnitude(X.data, d, name)
+        check_magnitude(X.data, d, name, fit)
     return CSRData(X)
 
 
