@@ -18,15 +18,17 @@ from typing import Any, Tuple, Union
 
 import numpy as np
 
-from ._validation import check_array
+from ._validation import check_array, check_data
 
 __all__ = ["centroid_index", "centroid_index_one_way", "centroids_from_labels", "sse_per_point"]
 
 
 def _check_pair(A: Any, B: Any, names: Tuple[str, str] = ("A", "B")
                 ) -> Tuple[np.ndarray, np.ndarray]:
-    A = check_array(A, names[0], dtype=np.float64)
-    B = check_array(B, names[1], dtype=np.float64)
+    # finite and small enough for squared distances (beyond, they overflow to inf and the
+    # nearest centroid becomes the first)
+    A = check_data(A, names[0], dtype=np.float64)
+    B = check_data(B, names[1], dtype=np.float64)
     if A.shape[1] != B.shape[1]:
         raise ValueError(f"{names[0]} and {names[1]} must have the same number of features, "
                          f"got {A.shape[1]} and {B.shape[1]}.")

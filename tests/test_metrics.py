@@ -84,3 +84,15 @@ def test_errors_name_the_parameters_of_each_function():     # issue 12: found by
         sse_per_point(-1, np.zeros((2, 2)))                 # said "A must be a 2-D array"
     with pytest.raises(ValueError, match="labels must"):
         centroids_from_labels(np.zeros((2, 1)), [[1, 2], [3]])   # numpy's ragged error
+
+
+def test_centroids_beyond_squared_distances_range_are_refused():
+    """A = [[0], [2e200]] and B = [[1e150], [1.9e200]] pair up one to one, but their squared
+    distances overflowed to inf, argmin took the first centroid and CI came out 1."""
+    A, B = np.array([[0.0], [2e200]]), np.array([[1e150], [1.9e200]])
+    with pytest.raises(ValueError, match=r"A has values up to 2e\+200; squared distances "
+                                         r"overflow float64"):
+        centroid_index(A, B)
+    with pytest.raises(ValueError, match="centers has values up to"):
+        sse_per_point(A * 1e-200, B)
+    assert centroid_index(A * 1e-200, B * 1e-200, both=True) == (0, 0, 0)
