@@ -322,7 +322,7 @@ def generalized_mm(family: BoundFamily, w0: Any, *, eta: float, tol: float = 1e-
         raise ValueError(f"the objective at w0 is F(w_0) = {f0!r}; it must be finite "
                          "(non-finite values usually mean the data overflowed: rescale it).")
     w_prev, f_prev, v_prev = w0, f0, f0
-    stop_gap = tol * abs(f0)
+    stop_gap = math.inf if tol == math.inf else tol * abs(f0)    # inf x 0 would be NaN
     bound = None
     b_last = math.inf
     converged = False

@@ -243,3 +243,23 @@ def test_callback_gets_views_not_copies():
     generalized_mm(Endless(), 0, eta=1.0, tol=0, max_iter=300, selection="mm",
                    callback=callback)
     assert len(seen) == 300 and all(seen)
+
+
+def test_tol_inf_stops_at_the_first_gap_even_when_f0_is_zero():
+    """tol = inf means "stop at the first gap"; with F(w_0) = 0 the stop gap inf x 0 was
+    NaN, the test never held, and the run went on to convergence (28 iterations here)."""
+    class Shifted:                  # F(w) = (w - 3)^2 - 9: F(0) = 0; the bound at b touches
+        def objective(self, w):
+            return (w - 3) ** 2 - 9
+
+        def bound_value(self, b, w):
+            return (w - 3) ** 2 - 9 + (w - b) ** 2
+
+        def minimize(self, b, w):
+            return (3 + b) / 2
+
+        def touching(self, w):
+            return w
+
+    assert generalized_mm(Shifted(), 0.0, eta=1.0, tol=np.inf, selection="mm").n_iter == 1
+    assert generalized_mm(Shifted(), 0.0, eta=1.0, tol=0.0, selection="mm").n_iter > 1
