@@ -378,3 +378,25 @@ def test_a_batch_stops_on_ctrl_c_whichever_thread_holds_the_long_grid(interrupte
         "U = np.random.default_rng(0).random((3, 700, 700, 3))\nU[0] = 0.5",
         "alpha_expansion(U, 1.0, n_threads=2)")
     assert seconds < 2.0
+
+
+def test_energies_beyond_float64_are_refused_naming_the_input():
+    """Finite unaries of 1e308 were accepted: alpha_expansion returned an energy of +-inf
+    (its moves compared infinities), grid_energy and potts_lagrangian raised a bare
+    "OverflowError: intermediate overflow in fsum"."""
+    U = np.full((2, 2, 2), 1e308)
+    z = np.zeros((2, 2), dtype=int)
+    for call in (lambda: grid_energy(U, z, 1.0), lambda: alpha_expansion(U, 1.0),
+                 lambda: alpha_expansion(-U, 0.0)):
+        with pytest.raises(ValueError, match=r"unary has values up to 1e\+308 .* scale unary"):
+            call()
+    with pytest.raises(ValueError, match=r"lam = 1e\+308 .* scale unary or lam"):
+        alpha_expansion(np.ones((2, 2, 2)), 1e308)
+    with pytest.raises(ValueError, match=r"^costs has values up to 1e\+308 .* scale costs\.$"):
+        potts_lagrangian(np.full((1, 4, 2), 1e308), 1.0, grid=(2, 2))
+    with pytest.raises(ValueError, match=r"multiplier \* costs .* scale costs or multiplier"):
+        potts_lagrangian(np.full((1, 4, 2), 1e300), 1e10, grid=(2, 2))
+    with pytest.raises(ValueError, match=r"costs must have n, R, L >= 1"):
+        potts_lagrangian(np.zeros((1, 4, 0)), 1.0, grid=(2, 2))
+    labels, energy = alpha_expansion(U / 16, 1.0)                # within range: as before
+    assert energy == grid_energy(U / 16, labels, 1.0) == 4 * (1e308 / 16)

@@ -9,7 +9,7 @@ import numpy as np
 from .._kernels import _potts as kernels
 from .._kernels._common import openmp_max_threads
 from .._validation import (INT32_MAX, check_array, check_grid, check_int, check_real,
-                           check_threads, integer_array)
+                           check_threads, exact_sum, extent, integer_array)
 
 #: Largest grid alpha-expansion takes (H * W nodes; its arc indices are int).
 MAX_NODES = kernels.MAX_NODES
@@ -51,9 +51,26 @@ def _check_labels(labels: Any, name: str, shape: Optional[Tuple[int, ...]] = Non
     return arr
 
 
-def _check_unary(unary: Any) -> np.ndarray:
+def _check_energy(top: float, nodes: int, lam: float, name: str, scale: str) -> None:
+    """An energy of ``nodes`` unaries of |value| <= ``top`` and lam x at most 2 x nodes cut
+    edges, summed in float64, within float64 (with room), else a ValueError naming ``name``
+    and what to ``scale``: beyond it the sums overflow to inf and the moves' comparisons
+    are meaningless."""
+    bound = nodes * (top + 2.0 * lam)
+    limit = float(np.finfo(np.float64).max) / 4.0
+    if bound > limit:
+        def text(v: float) -> str:
+            return f"{v:.3g}" if math.isfinite(v) else "more than float64 holds"
+        lam_text = f" and lam = {lam:.3g}" if lam else ""
+        raise ValueError(f"{name} has values up to {text(top)}{lam_text} on grids of {nodes} "
+                         f"nodes: the sum over a grid, in float64, can reach {text(bound)} "
+                         f"(limit {limit:.3g}): scale {scale}.")
+
+
+def _check_unary(unary: Any, lam: float) -> np.ndarray:
     """Unary costs of shape (H, W, L) or (n, H, W, L), every size >= 1, at most MAX_NODES
-    nodes per grid (checked before any copy), finite float32/float64."""
+    nodes per grid (checked before any copy), finite float32/float64, and with ``lam`` an
+    energy within float64 (:func:`_check_energy`)."""
     shape = _shape(unary, "unary")
     if len(shape) not in (3, 4):
         raise ValueError(f"unary must have shape (H, W, L) for one grid or (n, H, W, L) for a "
@@ -64,7 +81,9 @@ def _check_unary(unary: Any) -> np.ndarray:
     if H * W > MAX_NODES or L > INT32_MAX:
         raise ValueError(f"unary: a grid may have at most {MAX_NODES} nodes (H * W) and "
                          f"2**31 - 1 labels, got H, W, L = {H}, {W}, {L}.")
-    return check_array(unary, "unary", ndim=len(shape))
+    U = check_array(unary, "unary", ndim=len(shape), finite=False)
+    _check_energy(extent(U, "unary"), H * W, lam, "unary", "unary or lam")
+    return U
 
 
 def potts_energy(labels: Any, *, n_threads: Optional[int] = None) -> Union[int, np.ndarray]:
@@ -109,14 +128,14 @@ def grid_energy(unary: Any, labels: Any, lam: float) -> Union[float, np.ndarray]
     -------
     energy : float, or ndarray of float64 of shape (n,)
     """
-    U = _check_unary(unary)
-    z = _check_labels(labels, "labels", U.shape[:-1], U.shape[-1])
     lam = _check_lam(lam)
+    U = _check_unary(unary, lam)
+    z = _check_labels(labels, "labels", U.shape[:-1], U.shape[-1])
     data = np.take_along_axis(U.astype(np.float64, copy=False), z[..., None].astype(np.intp),
                               axis=-1)[..., 0]
     if U.ndim == 3:
-        return float(math.fsum(data.ravel())) + lam * potts_energy(z)
-    return np.array([math.fsum(row.ravel()) for row in data]) + lam * potts_energy(z)
+        return exact_sum(data.ravel()) + lam * potts_energy(z)
+    return np.array([exact_sum(row.ravel()) for row in data]) + lam * potts_energy(z)
 
 
 def alpha_expansion(unary: Any, lam: float, labels0: Any = None, max_cycles: int = 20, *,
@@ -168,12 +187,12 @@ def alpha_expansion(unary: Any, lam: float, labels0: Any = None, max_cycles: int
     KeyboardInterrupt
         On Ctrl-C, within a few hundredths of a second even inside one move.
     """
-    U = _check_unary(unary)
+    lam = _check_lam(lam)
+    U = _check_unary(unary, lam)
     single = U.ndim == 3
     if single:
         U = U[None]
     n, H, W, L = U.shape
-    lam = _check_lam(lam)
     max_cycles = check_int(max_cycles, "max_cycles", 1)
     if max_cycles * L > INT32_MAX - 1:
         raise ValueError(f"max_cycles * L must be < 2**31 - 1, got {max_cycles} * {L}.")
@@ -233,12 +252,17 @@ def potts_lagrangian(costs: Any, multiplier: float, grid: Tuple[int, int] = (10,
     potts : ndarray of int64, shape (n,)
         ``potts_energy`` of each labeling.
     """
-    C = check_array(costs, "costs", ndim=3)
+    C = check_array(costs, "costs", ndim=3, finite=False)
     n, R, L = C.shape
+    if 0 in C.shape:
+        raise ValueError(f"costs must have n, R, L >= 1, got shape {C.shape}.")
     H, W = check_grid(grid)
     if H * W != R:
         raise ValueError(f"grid {H} x {W} has {H * W} regions but costs has R = {R}.")
     mult = _check_lam(multiplier, "multiplier")
+    top = extent(C, "costs")
+    _check_energy(top, R, 0.0, "costs", "costs")                    # the cost sums
+    _check_energy(top * mult, R, 1.0, "multiplier * costs", "costs or multiplier")
     if labels0 is not None:
         z0 = _check_labels(labels0, "labels0")
         if z0.shape == (n, R):
@@ -254,5 +278,5 @@ def potts_lagrangian(costs: Any, multiplier: float, grid: Tuple[int, int] = (10,
     labels = labels.reshape(n, R)
     picked = np.take_along_axis(C.astype(np.float64, copy=False), labels[..., None].astype(np.intp),
                                 axis=-1)[..., 0]
-    cost = np.array([math.fsum(row) for row in picked])
+    cost = np.array([exact_sum(row) for row in picked])
     return labels, cost, potts_energy(labels.reshape(n, H, W), n_threads=n_threads)
