@@ -205,6 +205,34 @@ DECLARED_UNCHANGED: Dict[str, str] = {
     "a9ace2a7b49a7fac24f1afbfabaa586c8ea3f8cb":
         "which entry points ask for that underflow check (an argument of as_rows): the same "
         "checks of the same data otherwise",
+    "3baa7f2dd43c07a372b21469d69161df86c77a47":
+        "set_output checks that pandas or polars is installed when one is chosen, and "
+        "transform imports it through importlib: no bench script calls set_output, and "
+        "without it transform returns the same ndarray as before",
+    "c5ebc305734808756a9c45c8f0dd47d8a8e13a3b":
+        "the fits check that the objective cannot overflow float64 (unweighted: n times a "
+        "bound, about 1 us; weighted: one sum of the weights, 0.04 ms at 1e5 and 0.44 ms at "
+        "1e6), cost totals summed by exact_sum (math.fsum's value; inf only where fsum raised), "
+        "sparse fits held to the underflow check, the Dask first pass checking each block "
+        "with check_magnitude instead of np.isfinite (1.06 against 0.70 ms a block of "
+        "100,000 x 16, 12.3 against 12.9 ms at x 128, once per fit), init='random' naming too "
+        "few weighted rows: every bench's data passes as before, the 33 fits and seedings of "
+        "/work/q/s28/ident.py and 16 Dask fits (/work/q/s29/ident_dask.py: default, eta=1, "
+        "weighted, random walks; float64 and float32) are bit-identical to b84aeb8's (Intel "
+        "Xeon, AVX-512, 2026-12-01)",
+    "27caa0d3fd0a709e0732a61d772d9843e33c670b":
+        "centroid_index and sse_per_point check their arrays' magnitude (one scan of k "
+        "centroids, or of X where sse_per_point is called, which the bench scripts do not): "
+        "the same arithmetic after the check",
+    "6311f4ad796968cc7008c2376d19cd7c890fb6c3":
+        "generalized_mm's stop gap is inf when tol is inf (it was inf x |F(w_0)|, NaN at "
+        "F(w_0) = 0): no bench script runs with tol = inf, and for finite tol the same product",
+    "11c05d301383476866de1fae1f9adaa0383cb7e7":
+        "the Potts functions check that an energy cannot overflow float64, from the extent "
+        "check_array computed before (the same one scan of the unaries or costs), and sum "
+        "with exact_sum (math.fsum's value when finite): alpha_expansion, grid_energy and "
+        "potts_lagrangian gave bit-identical labels, energies and costs on b84aeb8 and after "
+        "(/work/q/s29/ident_potts.py: 18 arrays, L = 2, 5, 20; Intel Xeon, 2026-12-01)",
 }
 
 #: The same for the results of some scripts only: commits that change code those scripts
