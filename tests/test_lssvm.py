@@ -646,6 +646,17 @@ def test_simplex_qp_validates_its_input():
         solve_simplex_qp(G, b, 1.0, max_iter=0)
 
 
+def test_simplex_qp_refuses_an_indefinite_gram_matrix():
+    """G = [[1, 2], [2, 1]] (eigenvalues 3 and -1) is symmetric with a positive diagonal:
+    it was accepted and the point returned was the objective's minimum on the simplex."""
+    with pytest.raises(ValueError, match="positive semi-definite.*smallest eigenvalue is -1"):
+        solve_simplex_qp(np.array([[1.0, 2.0], [2.0, 1.0]]), np.zeros(2), 1.0)
+    # a rank-deficient Gram matrix (negative eigenvalues of rounding only) is still accepted
+    A = np.random.default_rng(0).normal(size=(30, 3))
+    alpha, _ = solve_simplex_qp(A @ A.T, np.ones(30), 1.0)
+    assert abs(alpha.sum() - 1) < 1e-9
+
+
 def test_qp_returns_to_python_between_chunks(monkeypatch):
     """Ctrl-C: SMO runs in chunks of QP_CHUNK steps, so a KeyboardInterrupt raised between
     two kernel calls stops a long QP (and a fit, which leaves no fitted state)."""

@@ -127,6 +127,32 @@ def _active_set(G: np.ndarray, b: np.ndarray, lam: float, alpha: np.ndarray, tol
                 return
 
 
+#: Negative eigenvalues of G down to -PSD_RTOL * K * max|G_ij| are rounding (those of a Gram
+#: matrix A A' computed in float64 are at most about K d eps max|G_ij| in magnitude, d the
+#: columns of A) and accepted; below that G is not positive semi-definite.
+PSD_RTOL = 1e-8
+
+
+def _check_psd(G: np.ndarray, scale: float) -> None:
+    """G (symmetric to rounding, largest |entry| ``scale``) positive semi-definite to
+    rounding, else a ValueError naming G and its smallest eigenvalue. A Cholesky
+    factorisation of the symmetrised G + tol I (tol = PSD_RTOL K scale) settles the common
+    case; the eigenvalues, only when it fails."""
+    K = G.shape[0]
+    tol = PSD_RTOL * K * scale
+    S = (G + G.T) / 2
+    try:
+        np.linalg.cholesky(S + tol * np.eye(K))
+        return
+    except np.linalg.LinAlgError:
+        pass
+    low = float(np.linalg.eigvalsh(S)[0])
+    if low < -tol:
+        raise ValueError(f"G must be a symmetric positive semi-definite Gram matrix; its "
+                         f"smallest eigenvalue is {low:.3g} (below the rounding tolerance "
+                         f"-{tol:.3g}): the QP is not concave and its maximiser is not found.")
+
+
 #: Largest magnitude of the entries of G, b and G / lam that solve_simplex_qp accepts: below
 #: it every quantity of the SMO steps (gradients, their squared differences, curvatures) is
 #: finite in float64.
@@ -145,7 +171,8 @@ def solve_simplex_qp(G: Any, b: Any, lam: float, alpha: Optional[Any] = None,
     Parameters
     ----------
     G : array (K, K)
-        A symmetric positive semi-definite Gram matrix (finite).
+        A symmetric positive semi-definite Gram matrix (finite; eigenvalues down to
+        -1e-8 K max|G_ij| are taken for rounding).
     b : array (K,)
     lam : float > 0
         The entries of G, b and G / lam must be at most ``QP_MAX_ABS`` = 1e150 in
@@ -176,6 +203,7 @@ def solve_simplex_qp(G: Any, b: Any, lam: float, alpha: Optional[Any] = None,
             raise ValueError(f"{name} has entries up to {top:.3g} in magnitude (lam={lam!r}); "
                              f"the solver accepts at most {QP_MAX_ABS:g} for G, b and G / lam: "
                              "divide b and G by the same number (the maximiser is the same).")
+    _check_psd(G, scale)
     if alpha is None:
         alpha = np.full(K_, 1.0 / K_)
     else:
