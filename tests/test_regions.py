@@ -443,6 +443,12 @@ def test_region_model_validates_lengths():
         model.phi_sum(data, y, np.full((10, 16), 4, dtype=np.int32), idx)
     with pytest.raises(ValueError, match="z must have shape"):
         model.joint_features(data, y, Z[:3], idx)
+    # phi_sum reshaped any z of m * R entries: a transposed labelling, or a flat one, gave
+    # a wrong sum where joint_features refused it
+    z = np.zeros((4, 16), dtype=np.int32)
+    for bad in (np.ascontiguousarray(z.T), z.reshape(-1)):
+        with pytest.raises(ValueError, match=r"z must have shape \(4, 16\), got"):
+            model.phi_sum(data, y, bad, idx[:4])
     with pytest.raises(ValueError, match="grid"):
         potts_select(np.zeros((2, 16, 3)), 1.0, np.zeros((2, 16), dtype=np.int32), (3, 3))
     with pytest.raises(ValueError, match="touching.* out of range"):

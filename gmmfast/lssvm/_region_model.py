@@ -215,8 +215,7 @@ class RegionPartModel(LatentModel):
         data, y, idx = self._batch(data, y, idx)
         X = data.X
         m = idx.shape[0]
-        z = check_indices(np.reshape(z, (m, X.shape[1])) if np.size(z) == m * X.shape[1] else z,
-                          "z", (m, X.shape[1]), self.n_parts)
+        z = check_indices(z, "z", (m, X.shape[1]), self.n_parts)
         D = self.size_joint_feature(data)
         slots = np.empty((-(-m // kernels.CHUNK), D))
         kernels.phi_accumulate(X, y, z, idx, self.n_parts, self.n_classes, slots,
