@@ -646,6 +646,32 @@ def test_simplex_qp_validates_its_input():
         solve_simplex_qp(G, b, 1.0, max_iter=0)
 
 
+def test_loss_matrix_must_hold_real_numbers():
+    """check_loss_matrix did np.array(loss, dtype=float64): strings were parsed, complex
+    entries lost their imaginary part, other entries got numpy's message naming nothing."""
+    import warnings
+
+    from gmmfast.lssvm import RegionPartModel
+    for make in (lambda loss: LatentMulticlassModel(2, loss=loss),
+                 lambda loss: RegionPartModel(2, 3, grid=(2, 2), loss=loss)):
+        with pytest.raises(ValueError, match="loss must contain numbers"):
+            make([["0", "1"], ["2.5", "0"]])
+        with pytest.raises(ValueError, match="loss must contain numbers"):
+            make([[0, "a"], [1, 0]])
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")      # no ComplexWarning: refused before any cast
+            with pytest.raises(ValueError, match="loss: Complex data not supported"):
+                make(np.array([[0, 1 + 5j], [1, 0]]))
+        with pytest.raises(ValueError, match="loss must be a 2-D array"):
+            make([0, 1, 1, 0])
+        # real numbers of any real dtype are taken, and copied
+        user = np.array([[0, 2], [1, 0]], dtype=np.int64)
+        model = make(user)
+        user[0, 1] = 7
+        np.testing.assert_array_equal(model.loss_matrix(), [[0.0, 2.0], [1.0, 0.0]])
+        assert model.loss_matrix().dtype == np.float64
+
+
 def test_simplex_qp_refuses_an_indefinite_gram_matrix():
     """G = [[1, 2], [2, 1]] (eigenvalues 3 and -1) is symmetric with a positive diagonal:
     it was accepted and the point returned was the objective's minimum on the simplex."""

@@ -322,7 +322,9 @@ def check_loss_matrix(loss: Optional[Any], n_classes: int) -> np.ndarray:
     C = n_classes
     if loss is None:
         return 1.0 - np.eye(C)
-    Lm = np.array(loss, dtype=np.float64)
+    # real numbers only (check_array refuses strings, complex and other non-numeric
+    # entries, naming loss); a copy, so that the model never shares the caller's array
+    Lm = np.array(check_array(loss, "loss", dtype=np.float64, ndim=2, finite=False))
     if Lm.shape != (C, C) or not np.isfinite(Lm).all() or (Lm < 0).any() \
             or (np.diag(Lm) != 0).any():
         raise ValueError(f"loss must be a finite non-negative ({C}, {C}) array with a "
