@@ -269,6 +269,28 @@ def test_potts_select_walk_stays_near_the_touching_labeling():
         potts_select(costs, 1e9, touching, (H, W), search="local")
 
 
+def test_potts_select_checks_its_counts_and_costs():
+    """n_bisect and exchanges were not checked (negatives accepted, non-integers a raw
+    TypeError naming nothing), and a -inf cost gave a labeling of cost -inf where
+    lagrangian_select refuses -inf."""
+    rng = np.random.default_rng(0)
+    costs, touching, _ = _problem(rng, 3, (2, 2), 3, 0.5)
+    budget = table_value(costs.reshape(-1, 3), touching.ravel()) + 0.5
+    for kw, what in ((dict(n_bisect=-1), "n_bisect must be an integer >= 0"),
+                     (dict(n_bisect=1.5), "n_bisect must be an integer >= 0"),
+                     (dict(exchanges=-5), "exchanges must be an integer >= 0"),
+                     (dict(exchanges="x"), "exchanges must be an integer >= 0"),
+                     (dict(max_cycles=0, search="walk"), "max_cycles must be an integer >= 1")):
+        with pytest.raises(ValueError, match=what):
+            potts_select(costs, budget, touching, (2, 2), **kw)
+    bad = costs.copy()
+    bad[0, 0, 2] = -np.inf
+    with pytest.raises(ValueError, match="costs must not contain NaN or -inf"):
+        potts_select(bad, budget, touching, (2, 2))
+    z, v, _ = potts_select(costs, budget, touching, (2, 2), n_bisect=0, exchanges=0)
+    assert v <= budget
+
+
 def test_potts_bias_search_is_checked_before_fitting():
     X, y, Z = tiny_scenes(n=12, seed=6)
     est = LatentSSVM(RegionPartModel(3, 4, (4, 4)), method="gmm-biased",

@@ -17,10 +17,11 @@ from typing import Any, Dict, List, Tuple
 import numpy as np
 
 from .._kernels import _regions as kernels
-from .._validation import check_array, check_grid, check_indices, check_int
+from .._validation import check_grid, check_indices, check_int
 from ..core import Selection
 from ..latent import table_value
 from ..potts import potts_energy, potts_lagrangian
+from ._select import _check_costs
 
 __all__ = ["PottsBias", "potts_select"]
 
@@ -36,8 +37,10 @@ def potts_select(costs: np.ndarray, budget: float, touching: np.ndarray,
                  ) -> Tuple[np.ndarray, float, Dict[str, float]]:
     """The most coherent labeling within budget: min sum_i E(z_i) s.t. fsum c(z) <= budget.
 
-    ``costs`` (n, R, L) is the per-region cost table, ``touching`` (n, R) a
-    labeling within budget (the per-region argmin).
+    ``costs`` (n, R, L) is the per-region cost table (real numbers or +inf, no NaN or
+    -inf), ``touching`` (n, R) a labeling within budget (the per-region argmin).
+    ``n_bisect`` (int >= 0) bisection steps on the multiplier, ``max_cycles`` (int >= 1)
+    alpha-expansion cycles per image, ``exchanges`` (int >= 0) as in step 3.
 
     ``search="walk"`` climbs from the touching labeling on the paper's walk
     graph (labelings that differ in one region, all within budget): step 3
@@ -68,19 +71,20 @@ def potts_select(costs: np.ndarray, budget: float, touching: np.ndarray,
     diagnostics (the multiplier, the Potts energies of the result and of the
     touching labeling, the alpha-expansion batches solved).
     """
-    costs = check_array(costs, "costs", dtype=np.float64, ndim=3, finite=False)
+    costs = _check_costs(costs, ndim=3)      # -inf refused as by lagrangian_select
     if 0 in costs.shape:
         raise ValueError(f"costs must be a non-empty (n, R, L) array, got shape {costs.shape}.")
     n, R, L = costs.shape
     H, W = check_grid(grid)
     if H * W != R:
         raise ValueError(f"grid {grid} has {H * W} regions but costs has R = {R}.")
-    if np.isnan(costs).any():
-        raise ValueError("costs contains NaN.")
     if isinstance(budget, bool) or not isinstance(budget, numbers.Real) or math.isnan(budget):
         raise ValueError(f"budget must be a real number, got {budget!r}.")
     touching = check_indices(touching, "touching", (n, R), L)
     _check_search(search)
+    n_bisect = check_int(n_bisect, "n_bisect", 0)
+    max_cycles = check_int(max_cycles, "max_cycles", 1)
+    exchanges = check_int(exchanges, "exchanges", 0)
     flat = costs.reshape(n * R, L)
 
     def value(z: np.ndarray) -> float:

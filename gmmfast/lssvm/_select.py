@@ -34,9 +34,10 @@ def budget_for(threshold: float, const: float, touching_value: float = -np.inf) 
     return float(max(B, touching_value))
 
 
-def _check_costs(costs: Any) -> np.ndarray:
-    """A cost table: a 2-D float64 array of real numbers or +inf (a value never taken)."""
-    costs = check_array(costs, "costs", dtype=np.float64, finite=False)
+def _check_costs(costs: Any, ndim: int = 2) -> np.ndarray:
+    """A cost table: a float64 array of ``ndim`` dimensions (2: (n, m); the Potts bias's 3:
+    (n, R, L)) of real numbers or +inf (a value never taken)."""
+    costs = check_array(costs, "costs", dtype=np.float64, ndim=ndim, finite=False)
     if np.isnan(costs).any() or (costs == -np.inf).any():
         raise ValueError("costs must not contain NaN or -inf (+inf marks a value never taken).")
     return costs
