@@ -672,6 +672,23 @@ def test_loss_matrix_must_hold_real_numbers():
         assert model.loss_matrix().dtype == np.float64
 
 
+def test_multifold_bias_checks_its_parameters_at_fit():
+    """MultifoldBias(n_folds) was never checked: 2.5 or "3" raised a raw TypeError in setup."""
+    from gmmfast.lssvm import MultifoldBias
+    D = tiny_digits(30)
+    model = LatentMulticlassModel(6, positions=D.positions)
+    for kw, what in ((dict(n_folds=2.5), "MultifoldBias n_folds must be an integer >= 2"),
+                     (dict(n_folds="3"), "MultifoldBias n_folds must be an integer >= 2"),
+                     (dict(n_folds=1), "MultifoldBias n_folds must be an integer >= 2"),
+                     (dict(tol=0.0), "MultifoldBias tol must be None or a real number > 0"),
+                     (dict(max_iter=0), "MultifoldBias max_iter must be None or an integer")):
+        est = LatentSSVM(model, method="gmm-biased", bias=MultifoldBias(**kw), max_iter=2,
+                         random_state=0)
+        with pytest.raises(ValueError, match=what):
+            est.fit(D.data, D.target)
+        assert not hasattr(est, "coef_")
+
+
 def test_simplex_qp_refuses_an_indefinite_gram_matrix():
     """G = [[1, 2], [2, 1]] (eigenvalues 3 and -1) is symmetric with a positive diagonal:
     it was accepted and the point returned was the objective's minimum on the simplex."""

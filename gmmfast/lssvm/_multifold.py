@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING, List, Optional
 
 import numpy as np
 
+from .._validation import NONE, Interval, validate_params
 from ._solver import BoundSolver, SolveInfo
 
 if TYPE_CHECKING:
@@ -23,11 +24,20 @@ class MultifoldBias:
 
     Parameters
     ----------
-    n_folds : int
+    n_folds : int >= 2
+        Folds K (at most one per example: min(K, n) are used).
     tol, max_iter : optional
-        Duality-gap tolerance (absolute) and iteration cap of the fold models' bound solvers;
-        by default those of the family.
+        Duality-gap tolerance (absolute, > 0) and iteration cap (>= 1) of the fold models'
+        bound solvers; by default those of the family.
+
+    The parameters are checked by :meth:`setup` (at the start of a fit), as PottsBias's.
     """
+
+    _parameter_constraints: dict = {
+        "n_folds": [Interval("int", 2)],
+        "tol": [NONE, Interval("real", 0, None, closed="neither")],
+        "max_iter": [NONE, Interval("int", 1)],
+    }
 
     def __init__(self, n_folds: int = 10, *, tol: Optional[float] = None,
                  max_iter: Optional[int] = None):
@@ -40,7 +50,15 @@ class MultifoldBias:
         self.fold_info: List[List[SolveInfo]] = []
         self.last_gain: Optional[np.ndarray] = None
 
+    def check_params(self) -> None:
+        """n_folds, tol and max_iter as documented, else a ValueError naming the parameter
+        (as ``MultifoldBias n_folds`` etc.: not LatentSSVM's n_folds, tol, max_iter)."""
+        names = {f"MultifoldBias {k}": k for k in self._parameter_constraints}
+        validate_params({shown: getattr(self, k) for shown, k in names.items()},
+                        {shown: self._parameter_constraints[k] for shown, k in names.items()})
+
     def setup(self, family: "LSSVMBounds", rng: np.random.Generator) -> None:
+        self.check_params()
         n = family.n
         K = min(self.n_folds, n)
         if K < 2:
