@@ -689,6 +689,110 @@ def test_multifold_bias_checks_its_parameters_at_fit():
         assert not hasattr(est, "coef_")
 
 
+class _TinyModel(LatentModel):
+    """A plain-Python model keeping its contract: 3 latent values, features x[z] in y's block."""
+
+    n_classes = 2
+
+    def n_latent(self, data):
+        return np.full(len(data), 3, dtype=np.int32)
+
+    def size_joint_feature(self, data):
+        return 4
+
+    def joint_feature(self, x, y, z):
+        out = np.zeros(4)
+        out[2 * y:2 * y + 2] = x[z]
+        return out
+
+
+def test_plain_python_model_breaking_its_contract_is_named():
+    """Contract breaches of a user's model got numpy's errors (n_latent of floats truncated,
+    then an IndexError; n_latent 0, 'argmin of an empty sequence'; a wrong-size feature,
+    'shapes not aligned') or a misleading one (NaN features: 'the latent initialisation does
+    not touch F at w = 0')."""
+    class FloatLatent(_TinyModel):
+        def n_latent(self, data):
+            return np.full(len(data), 2.5)
+
+    class NoLatent(_TinyModel):
+        def n_latent(self, data):
+            return np.zeros(len(data), dtype=np.int32)
+
+    class NanPhi(_TinyModel):
+        def joint_feature(self, x, y, z):
+            out = super().joint_feature(x, y, z)
+            out[0] = np.nan
+            return out
+
+    class WrongSize(_TinyModel):
+        def joint_feature(self, x, y, z):
+            return np.zeros(5)
+
+    class FloatSize(_TinyModel):
+        def size_joint_feature(self, data):
+            return 4.0
+
+    rng = np.random.default_rng(0)
+    X = [rng.standard_normal((3, 2)) for _ in range(20)]
+    y = rng.integers(0, 2, 20)
+    for model, what in (
+            (FloatLatent(), r"FloatLatent.n_latent\(data\) must be an array of integers, got "
+                            "dtype float64"),
+            (NoLatent(), r"NoLatent.n_latent\(data\) must be at least 1 .* got values from 0"),
+            (NanPhi(), r"NanPhi's scores at w = 0 are NaN or infinite"),
+            (WrongSize(), r"WrongSize.joint_feature must return a vector of "
+                          r"size_joint_feature\(data\) = 4 real numbers, got .* shape \(5,\)"),
+            (FloatSize(), r"FloatSize.size_joint_feature\(data\) must be an integer >= 1, "
+                          "got 4.0")):
+        est = LatentSSVM(model, max_iter=3, random_state=0)
+        with pytest.raises(ValueError, match=what):
+            est.fit(X, y)
+        assert not hasattr(est, "coef_")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        LatentSSVM(_TinyModel(), max_iter=3, random_state=0).fit(X, y)     # the contract kept
+
+
+def test_bias_answers_are_checked():
+    """A select_valid bias's bound went unchecked (out-of-range values: a raw IndexError
+    inside bound_value); a callable bias's gains went through np.asarray(dtype=float64)
+    (strings parsed, imaginary parts dropped)."""
+    from gmmfast.core import Selection
+    D = tiny_digits(30)
+    model = LatentMulticlassModel(6, positions=D.positions)
+    L = D.data.shape[1]
+
+    class OutOfRange:
+        def select_valid(self, family, point, budget, rng):
+            return Selection(np.full(family.n, 999, dtype=np.int32))
+
+    class WrongShape:
+        def select_valid(self, family, point, budget, rng):
+            return Selection(point.touching[:5])
+
+    class NoSelection:
+        def select_valid(self, family, point, budget, rng):
+            return point.touching
+
+    def complex_gain(family, w, z):
+        return np.zeros((family.n, family.width), dtype=complex)
+
+    for bias, what in ((OutOfRange(), rf"OutOfRange.select_valid\(...\).bound\[0\] = 999 is out "
+                                      rf"of range \[0, {L}\)"),
+                       (WrongShape(), r"WrongShape.select_valid\(...\).bound must have shape "
+                                      r"\(30,\), got \(5,\)"),
+                       (NoSelection(), "NoSelection.select_valid must return a "
+                                       "gmmfast.core.Selection, got ndarray"),
+                       (complex_gain, "the gain table of the bias .*complex_gain: Complex data "
+                                      "not supported")):
+        est = LatentSSVM(model, method="gmm-biased", bias=bias, max_iter=3, random_state=0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", np.exceptions.ComplexWarning)
+            with pytest.raises(ValueError, match=what):
+                est.fit(D.data, D.target)
+
+
 def test_simplex_qp_refuses_an_indefinite_gram_matrix():
     """G = [[1, 2], [2, 1]] (eigenvalues 3 and -1) is symmetric with a positive diagonal:
     it was accepted and the point returned was the objective's minimum on the simplex."""

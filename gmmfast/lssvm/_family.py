@@ -62,7 +62,8 @@ from ..latent import sample_latent, table_value
 from ._bcfw import BCFW
 from ._cutting_plane import CuttingPlane
 from ._dcd import DCD
-from ._models import Augmented
+from .._validation import check_indices, float_dtype_for
+from ._models import Augmented, check_joint_feature, check_n_latent, check_size_joint_feature
 from ._select import budget_for, lagrangian_select, subset_select
 from ._solver import BoundSolver, SolveInfo
 
@@ -116,18 +117,16 @@ class LSSVMBounds:
         self.model, self.data, self.y = model, data, y
         self.lam = float(lam)
         self.n = int(model.n_samples(data))
-        self.D = int(model.size_joint_feature(data))
+        self.D = check_size_joint_feature(model, data)
         self.latent_shape = tuple(int(s) for s in model.latent_shape(data))
         self.n_vars = int(np.prod(self.latent_shape, dtype=np.int64))
         self.zshape = (self.n,) + self.latent_shape
-        n_latent = np.asarray(model.n_latent(data))
-        if n_latent.shape != self.zshape:
-            raise ValueError(f"model.n_latent(data) must have shape {self.zshape} (examples x "
-                             f"latent_shape), got {n_latent.shape}.")
         #: values of each latent variable, one entry per row of the cost table
-        self.n_latent = np.ascontiguousarray(n_latent.reshape(-1), dtype=np.int32)
+        self.n_latent = check_n_latent(model, data, self.zshape).reshape(-1)
         self.width = int(self.n_latent.max())
         self.z_init = z_init
+        z0 = z_init[0]
+        check_joint_feature(model, data, int(y[0]), int(z0) if np.ndim(z0) == 0 else z0, self.D)
         self.solver_tol, self.solver_max_iter = solver_tol, solver_max_iter
         self.random_bounds = random_bounds
         self.walk_steps = walk_steps
@@ -240,8 +239,8 @@ class LSSVMBounds:
         e = self.at(w)
         budget = budget_for(threshold, e.const, self.table_value(e.costs, e.touching))
         if hasattr(bias, "select_valid"):        # a bias that maximises itself (not separable)
-            return bias.select_valid(self, e, budget, rng)
-        gain = np.asarray(bias(self, w, self.z_prev), dtype=np.float64)
+            return self._check_selection(bias.select_valid(self, e, budget, rng), bias)
+        gain = self._check_gain(bias(self, w, self.z_prev), bias)
         shapes = (e.costs.shape, self.zshape + (self.width,))
         if gain.shape not in shapes:
             raise ValueError(f"the bias must return a table of gains of shape {shapes[1]}, "
@@ -249,3 +248,27 @@ class LSSVMBounds:
         gain = gain.reshape(e.costs.shape)
         z, _ = lagrangian_select(gain, e.costs, budget, e.touching.reshape(-1))
         return Selection(z.reshape(self.zshape))
+
+    def _check_selection(self, sel: Any, bias: Any) -> Selection:
+        """What ``bias.select_valid`` returned: a Selection whose bound is a latent
+        configuration ((n,) + latent_shape integers, each within its variable's values),
+        else a ValueError naming the bias (its validity is the core's check)."""
+        who = f"{type(bias).__name__}.select_valid"
+        if not isinstance(sel, Selection):
+            raise ValueError(f"{who} must return a gmmfast.core.Selection, got "
+                             f"{type(sel).__name__}.")
+        sel.bound = check_indices(sel.bound, f"{who}(...).bound", self.zshape,
+                                  self.n_latent.reshape(self.zshape))
+        return sel
+
+    @staticmethod
+    def _check_gain(gain: Any, bias: Any) -> np.ndarray:
+        """A callable bias's gain table as float64: real numbers only (strings or complex
+        numbers were converted), else a ValueError naming the bias."""
+        who = f"the gain table of the bias {getattr(bias, '__qualname__', type(bias).__name__)}"
+        try:
+            arr = np.asarray(gain)
+        except (ValueError, TypeError) as exc:        # ragged nested sequences
+            raise ValueError(f"{who} must be an array of numbers: {exc}") from None
+        float_dtype_for(arr.dtype, who)
+        return arr.astype(np.float64, copy=False)

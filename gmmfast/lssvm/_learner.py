@@ -14,7 +14,7 @@ from .._validation import (NONE, RANDOM_STATE, Interval, Kind, Options, blas_sin
 from ..core import generalized_mm
 from ._dcd import check_dcd_model
 from ._family import LSSVMBounds
-from ._models import LatentModel
+from ._models import LatentModel, check_n_latent
 from ._multifold import MultifoldBias
 from ._potts_bias import PottsBias
 
@@ -304,6 +304,19 @@ class LatentSSVM(BaseEstimator):
                 f"so no bound can be minimised to it. Use lam >= {floor:.3g} (or a larger "
                 "solver_tol, or rescale the features).")
 
+    @staticmethod
+    def _check_scores_at_zero(family: LSSVMBounds) -> None:
+        """The loss-augmented pass at w = 0 (the one the first bound's check makes) free of
+        NaN and infinity: else a joint feature is not finite (0 * NaN = 0 * inf = NaN), a
+        ValueError naming the model (it was reported as a first bound not touching F)."""
+        aug = family.at(family.w0).aug
+        if (np.isnan(aug.table).any() or not np.isfinite(aug.H).all()
+                or not np.isfinite(aug.phi_sum).all()):
+            name = type(family.model).__name__
+            raise ValueError(f"{name}'s scores at w = 0 are NaN or infinite: its joint "
+                             f"features must be finite ({name}.joint_feature, or its "
+                             "loss_augmented / latent_table, gave NaN or infinity).")
+
     def _renamed(self, old: str, new: str, default: Any) -> Any:
         """The value of parameter ``new``, or of its deprecated name ``old`` (with a warning)."""
         value = getattr(self, old)
@@ -334,8 +347,8 @@ class LatentSSVM(BaseEstimator):
 
     def _latent_init(self, data: Any, latent_init: Any, rng: np.random.Generator) -> np.ndarray:
         model = self.model
-        nl = np.asarray(model.n_latent(data))
-        n = nl.shape[0]
+        n = model.n_samples(data)
+        nl = check_n_latent(model, data, (n,) + tuple(model.latent_shape(data)))
         if latent_init is None:
             latent_init = "center" if model.latent_positions(data) is not None else "random"
         if isinstance(latent_init, str):
@@ -405,6 +418,7 @@ class LatentSSVM(BaseEstimator):
                                  random_bounds=self.random_bounds,
                                  walk_steps=p["walk_steps"], solver=self.solver,
                                  seed=int(rng.integers(2**63)))
+            self._check_scores_at_zero(family)
             if family.bound_value(z0, family.w0) != family.objective(family.w0):
                 raise ValueError("the latent initialisation does not touch F at w = 0; the "
                                  "model's scores at w = 0 must all be 0.")

@@ -49,7 +49,8 @@ from typing import Any, Optional, Tuple
 import numpy as np
 
 from .._kernels._common import openmp_max_threads
-from .._validation import check_array, check_indices, extent
+from .._validation import (INT32_MAX, check_array, check_indices, check_int, extent,
+                           integer_array)
 
 __all__ = ["LatentModel", "Augmented"]
 
@@ -330,6 +331,41 @@ def check_loss_matrix(loss: Optional[Any], n_classes: int) -> np.ndarray:
         raise ValueError(f"loss must be a finite non-negative ({C}, {C}) array with a "
                          "zero diagonal.")
     return np.ascontiguousarray(Lm)
+
+
+# -- a model's answers checked where they enter the learner (a model written in Python may
+#    break its contract; these checks are one per fit, on small arrays) -----------------------
+def check_n_latent(model: Any, data: Any, shape: Tuple[int, ...]) -> np.ndarray:
+    """``model.n_latent(data)`` as a C-contiguous int32 array of ``shape`` ((n,) +
+    latent_shape) with every entry in [1, 2**31 - 1] (a latent variable needs a value; the
+    kernels hold int32), else a ValueError naming the method and what it returned."""
+    who = f"{type(model).__name__}.n_latent(data)"
+    nl = integer_array(model.n_latent(data), who)
+    if nl.shape != tuple(shape):
+        raise ValueError(f"{who} must have shape {tuple(shape)} (examples x latent_shape), "
+                         f"got {nl.shape}.")
+    if nl.size and (nl.min() < 1 or nl.max() > INT32_MAX):
+        raise ValueError(f"{who} must be at least 1 (every latent variable needs a value) and "
+                         f"at most {INT32_MAX}, got values from {nl.min()} to {nl.max()}.")
+    return np.ascontiguousarray(nl, dtype=np.int32)
+
+
+def check_size_joint_feature(model: Any, data: Any) -> int:
+    """``model.size_joint_feature(data)`` as an int >= 1, else a ValueError naming it."""
+    return check_int(model.size_joint_feature(data),
+                     f"{type(model).__name__}.size_joint_feature(data)", 1)
+
+
+def check_joint_feature(model: Any, data: Any, y: int, z: Any, size: int) -> None:
+    """One joint feature, phi(x_0, y, z) of the first example: a vector of ``size`` real
+    numbers (size_joint_feature), else a ValueError naming ``model.joint_feature`` and what
+    it returned. A spot check: a model whose sizes differ between examples is not caught."""
+    who = f"{type(model).__name__}.joint_feature"
+    phi = np.asarray(model.joint_feature(model.example(data, 0), y, z))
+    if phi.dtype.kind not in "fiub" or phi.shape != (size,):
+        raise ValueError(f"{who} must return a vector of size_joint_feature(data) = {size} "
+                         f"real numbers, got dtype {phi.dtype} and shape {phi.shape} (first "
+                         "example).")
 
 
 def pass_sums(loss: np.ndarray, y: np.ndarray, idx: np.ndarray, y_hat: np.ndarray,
