@@ -119,6 +119,14 @@ MEASURED_PARTS: Dict[str, Tuple[str, ...]] = {
 #: Commits that change measured code but, for the reason given, no figure of any result: a
 #: guard that only inputs no benchmark draws reach. A person writes each entry after reading
 #: the change; the report names every one that applied. Full hash -> why.
+#: Why the latent SVMs' input checks of 2026-12-01 change no result.
+_LSSVM_CHECKS = (
+    "valid input gives the same results: 20 fit configurations (digits and region models; "
+    "CCP, random walks, subsets, multifold and Potts biases; cutting-plane, BCFW and DCD "
+    "solvers; a plain-Python model; solve_simplex_qp at K = 3, 12, 40; potts_select) saved "
+    "126 arrays (coef_, objective_, latent_, the histories, predictions) bit-identical on "
+    "b84aeb8 and after (/work/q/s29/lssvm_ident, Intel Xeon, 2026-12-01)")
+
 DECLARED_UNCHANGED: Dict[str, str] = {
     "0b0107fa71c3d16dd1687ac854c07b32bac1dd84":
         "GMMFAST_SIMD read where the kernels choose their level (gmm_cpu_level) and checked "
@@ -233,6 +241,18 @@ DECLARED_UNCHANGED: Dict[str, str] = {
         "with exact_sum (math.fsum's value when finite): alpha_expansion, grid_energy and "
         "potts_lagrangian gave bit-identical labels, energies and costs on b84aeb8 and after "
         "(/work/q/s29/ident_potts.py: 18 arrays, L = 2, 5, 20; Intel Xeon, 2026-12-01)",
+    "d6251c4c1c3d8de15230543df84bbd0fc2aae6d1":
+        ("solve_simplex_qp refuses an indefinite G (a Cholesky at its public entry; the cutting-plane solver calls the internal _qp, unchanged): " + _LSSVM_CHECKS),
+    "186a95a1a1cd20603b48cdde32d77b1411204bd6":
+        ("RegionPartModel.phi_sum checks z's shape (m, R), which every internal caller passes: " + _LSSVM_CHECKS),
+    "e461282ad653d0e624dfc1e08734fb88df221c13":
+        ("check_loss_matrix through check_array (the same float64 copy of a numeric loss matrix, once per fit): " + _LSSVM_CHECKS),
+    "fbc77a5e184b90a15e9c8757274857941299485c":
+        ("potts_select checks its counts and refuses -inf costs through lagrangian_select's cost check: " + _LSSVM_CHECKS),
+    "6ed8805b27c06cb39b85d0e9c107bdfdaad035e8":
+        ("MultifoldBias checks n_folds, tol and max_iter in setup (once per fit): " + _LSSVM_CHECKS),
+    "7b2d0b12ed4394f71a26ed7507c0aff9c63ddf1e":
+        ("LatentSSVM and LSSVMBounds check what a model or bias returns (n_latent, size_joint_feature, one joint_feature call, the scores of the first pass at w = 0, a select_valid bound's shape and range, a gain table's dtype): once per fit or per selection, on arrays of the examples' size: " + _LSSVM_CHECKS),
 }
 
 #: The same for the results of some scripts only: commits that change code those scripts
