@@ -259,6 +259,23 @@ def test_compare_checks_its_output_folder_first(tmp_path, capsys):
     assert "--out" in cli_error(capsys, ["compare", "--out", str(blocker / "sub")])
 
 
+def test_compare_never_writes_over_its_data_file(tmp_path, capsys, monkeypatch):
+    import gmmfast.cli.compare
+    path = tmp_path / "compare.csv"       # the name of compare's table in --out
+    np.savetxt(path, np.random.default_rng(0).random((60, 2)), delimiter=",")
+    before = path.read_bytes()
+    calls = []
+    monkeypatch.setattr(gmmfast.cli.compare, "load_dataset", lambda *a, **kw: calls.append(a))
+    (tmp_path / "link").symlink_to(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    for dataset, out in ((str(path), str(tmp_path)), ("compare.csv", "."),
+                         (str(path), str(tmp_path / "link"))):
+        line = cli_error(capsys, ["compare", "--dataset", dataset, "-k", "3", "--trials", "1",
+                                  "--out", out, "--no-progress"])
+        assert "--out" in line and "is the input file; give another --out folder" in line
+    assert calls == [] and path.read_bytes() == before   # was: read, run, then overwritten
+
+
 def small_points(tmp_path, name="x.txt"):
     path = tmp_path / name
     np.savetxt(path, np.random.default_rng(2).normal(size=(30, 2)))

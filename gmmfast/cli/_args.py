@@ -82,10 +82,11 @@ def check_output_file(cmd: str, option: str, path: str) -> None:
         fail(cmd, f"{option} {path}: not writable")
 
 
-def check_distinct_files(cmd: str, files: Sequence[Tuple[str, Optional[str]]]) -> None:
+def check_distinct_files(cmd: str, files: Sequence[Tuple[str, Optional[str]]],
+                         remedy: str = "give another file") -> None:
     """Fail if an output of ``files`` ((option, path) pairs, the input first; None: not
     given) names the same file as the input or as another output: writing it would destroy
-    what is read or written before it."""
+    what is read or written before it. ``remedy`` ends the message."""
     seen: List[Tuple[str, str]] = []
     for option, path in files:
         if not path:
@@ -93,7 +94,7 @@ def check_distinct_files(cmd: str, files: Sequence[Tuple[str, Optional[str]]]) -
         for other, earlier in seen:
             if _same_file(path, earlier):
                 what = "the input file" if other == "input" else f"the file of {other}"
-                fail(cmd, f"{option} {path}: is {what}; give another file")
+                fail(cmd, f"{option} {path}: is {what}; {remedy}")
         seen.append((option, path))
 
 

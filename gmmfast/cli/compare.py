@@ -11,9 +11,10 @@ import time
 from pathlib import Path
 from typing import List, Sequence
 
-from ..experiments.table1 import (DEFAULT_TRIALS, INITS, METHODS, details, load_dataset,
-                                  run_trials, summarize, table1, write_outputs)
-from ._args import check_output_dir, eta, fail, nonnegative_int, positive_int, walk_steps
+from ..experiments.table1 import (DEFAULT_TRIALS, INITS, METHODS, OUTPUT_FILES, details,
+                                  load_dataset, run_trials, summarize, table1, write_outputs)
+from ._args import (check_distinct_files, check_output_dir, eta, fail, nonnegative_int,
+                    positive_int, walk_steps)
 
 CMD = "compare"
 
@@ -66,6 +67,10 @@ def run(args) -> int:
     methods = _csv_list(args.methods, METHODS, "--methods")
     if args.out:
         check_output_dir(CMD, "--out", args.out)
+        # the outputs have fixed names in --out: none may be the data file (--dataset)
+        check_distinct_files(CMD, [("input", args.dataset)] +
+                             [("--out", os.path.join(args.out, name)) for name in OUTPUT_FILES],
+                             remedy="give another --out folder")
     try:
         data = load_dataset(args.dataset, data_home=args.data_home, seed=args.seed)
     except (ValueError, OSError) as exc:

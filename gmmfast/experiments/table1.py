@@ -270,30 +270,36 @@ def plot_clusterings(X: np.ndarray, y: Optional[np.ndarray], panels: List[tuple]
     fig.savefig(path, dpi=72)
 
 
+#: The files :func:`write_outputs` writes in its folder (the figures only with matplotlib,
+#: clusterings.png only for 2-d points).
+OUTPUT_FILES = ("compare.csv", "compare.json", "objective.png", "clusterings.png")
+
+
 def write_outputs(out: Path, data: Dataset, records: List[dict], summary: dict,
                   config: dict, methods: Sequence[str], inits: Sequence[str], eta: float,
                   k: int) -> List[Path]:
     """compare.csv (one row per fit), compare.json (config + summary), PNG figures."""
     from ..cluster import GMMKMeans, initial_centers
 
+    csv_name, json_name, objective_name, clusterings_name = OUTPUT_FILES
     out.mkdir(parents=True, exist_ok=True)
     written = []
-    with open(out / "compare.csv", "w", newline="") as fh:
+    with open(out / csv_name, "w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=list(records[0]))
         w.writeheader()
         w.writerows(records)
-    written.append(out / "compare.csv")
-    with open(out / "compare.json", "w") as fh:
+    written.append(out / csv_name)
+    with open(out / json_name, "w") as fh:
         json.dump(dict(config=config, summary=summary), fh, indent=1)
-    written.append(out / "compare.json")
+    written.append(out / json_name)
     try:
         import matplotlib  # noqa: F401
     except ImportError:
         print("matplotlib is not installed: no figures (pip install matplotlib)", file=sys.stderr)
         return written
-    plot_objectives(records, methods, inits, eta, out / "objective.png",
+    plot_objectives(records, methods, inits, eta, out / objective_name,
                     f"{data.name}, k={k}: SSE per point over {config['trials']} trials")
-    written.append(out / "objective.png")
+    written.append(out / objective_name)
     if data.X.shape[1] == 2:
         init = "random-partition" if "random-partition" in inits else inits[0]
         w0 = initial_centers(data.X, k, init, n_threads=1, random_state=np.random.default_rng(
@@ -305,8 +311,8 @@ def write_outputs(out: Path, data: Dataset, records: List[dict], summary: dict,
                 **method_params(m, eta, config["walk_steps"])).fit(data.X)
             panels.append((f"{method_title(m, eta)}\nSSE/n = {est.inertia_ / data.X.shape[0]:.4g}",
                            est.labels_, est.cluster_centers_))
-        plot_clusterings(data.X, data.y, panels, out / "clusterings.png",
+        plot_clusterings(data.X, data.y, panels, out / clusterings_name,
                          f"{data.name}: one {INIT_TITLES[init]} initialisation (trial 0)")
-        written.append(out / "clusterings.png")
+        written.append(out / clusterings_name)
     return written
 
