@@ -397,3 +397,35 @@ def test_a_closed_pipe_ends_quietly(tmp_path):
     err = proc.stderr.read().decode()
     proc.wait(timeout=300)
     assert "Traceback" not in err and "BrokenPipeError" not in err, err
+
+
+# ------------------------------------------------ lssvm-compare, scene-compare: checks first
+
+@pytest.fixture
+def no_experiment(monkeypatch):
+    """The experiment commands' runs replaced by a failure: a test passes only if the
+    command stops before any fit."""
+    from gmmfast.cli import lssvm_compare, scene_compare
+
+    def compare(*args, **kw):
+        raise AssertionError("the experiment ran")
+    for module in (lssvm_compare, scene_compare):
+        monkeypatch.setattr(module, "compare", compare)
+
+
+@pytest.mark.parametrize("argv, match", [
+    (["lssvm-compare", "--quick", "--eta", "0"], "--eta must be in (0, 1]"),
+    (["scene-compare", "--quick", "--max-iter", "0"], "--max-iter must be at least 1"),
+    (["lssvm-compare", "--quick", "--lam", "0.1", "--lams", "0.1,1"], "--lam or --lams"),
+    (["scene-compare", "--quick", "--inits", "random,coherent"], "--inits: 'coherent'"),
+])
+def test_experiment_errors_exit_with_code_2(capsys, no_experiment, argv, match):
+    assert match in cli_error(capsys, argv)       # was: exit code 1 (SystemExit(message))
+
+
+def test_experiment_errors_in_a_real_process_are_one_line_with_code_2():
+    proc = _run_cli(["scene-compare", "--quick", "--max-iter", "0"])
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.strip().splitlines() == [
+        "gmmfast scene-compare: error: --max-iter must be at least 1, got 0"]
+

@@ -603,11 +603,12 @@ def test_lambda_is_chosen_by_validation_inside_the_training_folds():
 
 def test_cli_lams_is_validated_before_working(capsys):
     from gmmfast.cli import main
-    for bad in ("0.1,x", "0,0.1", ""):
-        with pytest.raises(SystemExit, match="--lams must be comma-separated finite numbers"):
-            main(["lssvm-compare", "--quick", "--lams", bad])
-    with pytest.raises(SystemExit, match="--lam or --lams"):
-        main(["lssvm-compare", "--quick", "--lam", "0.1", "--lams", "0.1,1"])
+    for args, match in [(["--lams", bad], "--lams must be comma-separated finite numbers")
+                        for bad in ("0.1,x", "0,0.1", "")] + [
+                       (["--lam", "0.1", "--lams", "0.1,1"], "--lam or --lams")]:
+        with pytest.raises(SystemExit) as info:
+            main(["lssvm-compare", "--quick"] + args)
+        assert info.value.code == 2 and match in capsys.readouterr().err
 
 
 # -- hardening: small lam, the QP, bad lengths, interrupts, renamed parameters --------------

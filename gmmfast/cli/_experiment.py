@@ -6,7 +6,9 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Iterable, NoReturn, Sequence, Tuple
+from typing import Iterable, Sequence, Tuple
+
+from ._args import fail
 
 
 #: The methods both commands run unless --methods says otherwise.
@@ -44,56 +46,49 @@ class DeprecatedAlias(argparse.Action):
         setattr(namespace, self.dest, values)
 
 
-def error_exit(command: str, message: str) -> NoReturn:
-    """Stop with ``SystemExit("gmmfast <command>: error: <message>")`` (printed on stderr by
-    the interpreter, exit code 1)."""
-    raise SystemExit(f"gmmfast {command}: error: {message}")
-
-
 def check_at_least(args: argparse.Namespace, command: str,
                    minimums: Iterable[Tuple[str, int]]) -> None:
     """Every option ``--name`` that was given (not None) at least its minimum, checked in the
-    order of ``minimums`` (pairs of the argparse dest and the minimum); SystemExit otherwise."""
+    order of ``minimums`` (pairs of the argparse dest and the minimum); :func:`fail` otherwise."""
     for name, low in minimums:
         value = getattr(args, name)
         if value is not None and value < low:
-            error_exit(command, f"--{name.replace('_', '-')} must be at least {low}, got "
-                                f"{value}")
+            fail(command, f"--{name.replace('_', '-')} must be at least {low}, got {value}")
 
 
 def _check_choices(command: str, option: str, what: str, given: Sequence[object],
                    known: Iterable[str]) -> None:
-    """At least one value given, each among ``known``; SystemExit otherwise."""
+    """At least one value given, each among ``known``; :func:`fail` otherwise."""
     known = list(known)
     if not given:
-        error_exit(command, f"{option}: give at least one {what}")
+        fail(command, f"{option}: give at least one {what}")
     for v in given:
         if v not in known:
-            error_exit(command, f"{option}: unknown {what} {v!r}; choose from "
-                                f"{', '.join(known)}")
+            fail(command, f"{option}: unknown {what} {v!r}; choose from {', '.join(known)}")
 
 
 def check_args(args: argparse.Namespace, command: str, methods: Sequence[str],
                known_methods: Iterable[str], inits: Sequence[object] = (),
                known_inits: Iterable[str] = ()) -> None:
-    """Methods and inits known, numbers in range, output paths writable; SystemExit otherwise."""
+    """Methods and inits known, numbers in range, output paths writable; :func:`fail`
+    otherwise."""
     _check_choices(command, "--methods", "method", methods, known_methods)
     known_inits = list(known_inits)
     if known_inits:
         _check_choices(command, "--inits", "init", inits, known_inits)
     if not 0 < args.eta <= 1:
-        error_exit(command, f"--eta must be in (0, 1], got {args.eta}")
+        fail(command, f"--eta must be in (0, 1], got {args.eta}")
     if not args.tol >= 0:
-        error_exit(command, f"--tol must be >= 0, got {args.tol}")
+        fail(command, f"--tol must be >= 0, got {args.tol}")
     if not 0 < args.solver_tol < float("inf"):
-        error_exit(command, f"--solver-tol must be a finite number > 0, got {args.solver_tol}")
+        fail(command, f"--solver-tol must be a finite number > 0, got {args.solver_tol}")
     if args.lam is not None and not 0 < args.lam < float("inf"):
-        error_exit(command, f"--lam must be a finite number > 0, got {args.lam}")
+        fail(command, f"--lam must be a finite number > 0, got {args.lam}")
     check_at_least(args, command, (("max_iter", 1), ("jobs", 1)))
     for name in ("out", "figure"):
         path = getattr(args, name, None)
         if path:
             folder = os.path.dirname(os.path.abspath(path.replace("{init}", "x")))
             if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
-                error_exit(command, f"--{name}: cannot write to {path!r} (no such writable "
-                                    f"folder {folder!r})")
+                fail(command, f"--{name}: cannot write to {path!r} (no such writable folder "
+                              f"{folder!r})")

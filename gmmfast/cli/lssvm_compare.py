@@ -14,8 +14,9 @@ import sys
 import time
 
 from ..experiments.table2 import INITS, LABELS, LAM, METHODS, compare, oracle, tables
+from ._args import fail
 from ._experiment import (DeprecatedAlias, add_experiment_parser, add_run_options,
-                          check_args, check_at_least, error_exit)
+                          check_args, check_at_least)
 from ._report import report, settings
 
 CMD = "lssvm-compare"
@@ -62,14 +63,13 @@ def run(args) -> int:
     lams = None
     if args.lams is not None:
         if args.lam is not None:
-            error_exit(CMD, "pass --lam or --lams, not both")
+            fail(CMD, "pass --lam or --lams, not both")
         try:
             lams = [float(v) for v in args.lams.split(",") if v.strip()]
         except ValueError:
             lams = []
         if not lams or not all(0 < v < float("inf") for v in lams):
-            error_exit(CMD, f"--lams must be comma-separated finite numbers > 0, got "
-                            f"{args.lams!r}")
+            fail(CMD, f"--lams must be comma-separated finite numbers > 0, got {args.lams!r}")
     n_folds, max_iter, n_per_class = args.folds, args.max_iter, args.n_per_class
     if args.quick:
         n_folds, max_iter, n_per_class = 2, 5, 10

@@ -14,8 +14,9 @@ import os
 import time
 
 from ..experiments.table3 import LABELS, METHODS, NAMED_INITS, compare, figure_path, tables
+from ._args import fail
 from ._experiment import (DeprecatedAlias, add_experiment_parser, add_run_options,
-                          check_args, check_at_least, error_exit)
+                          check_args, check_at_least)
 from ._report import report, settings
 
 CMD = "scene-compare"
@@ -76,7 +77,7 @@ def parse_inits(text: str) -> list:
         try:
             out.append(float(tok))
         except ValueError:
-            error_exit(CMD, f"--inits: {tok!r} is not 'random', 'truth' or a Potts weight")
+            fail(CMD, f"--inits: {tok!r} is not 'random', 'truth' or a Potts weight")
     return out
 
 
@@ -87,13 +88,13 @@ def run(args) -> int:
     inits = parse_inits(args.inits if args.inits is not None else
                         "random,0.5" if args.quick else "random,0,0.25,0.5,1")
     if not inits:
-        error_exit(CMD, "--inits: give at least one initialisation")
+        fail(CMD, "--inits: give at least one initialisation")
     check_at_least(args, CMD, (("seeds", 1), ("solver_max_iter", 1), ("n_train", 2),
                                ("n_test", 1)))
     for name in ("noise", "positions"):
         value = getattr(args, name)
         if value is not None and not 0 <= value < float("inf"):
-            error_exit(CMD, f"--{name} must be a finite number >= 0, got {value}")
+            fail(CMD, f"--{name} must be a finite number >= 0, got {value}")
     seeds, max_iter, n_train, n_test, grid, lam = (args.seeds, args.max_iter, args.n_train,
                                                    args.n_test, None, args.lam)
     if args.quick:
