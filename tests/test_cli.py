@@ -429,3 +429,28 @@ def test_experiment_errors_in_a_real_process_are_one_line_with_code_2():
     assert proc.stderr.strip().splitlines() == [
         "gmmfast scene-compare: error: --max-iter must be at least 1, got 0"]
 
+def test_experiment_outputs_are_checked_before_any_work(tmp_path, capsys, no_experiment):
+    same = str(tmp_path / "same.png")
+    for cmd in ("lssvm-compare", "scene-compare"):
+        line = cli_error(capsys, [cmd, "--quick", "--out", str(tmp_path)])
+        assert "--out " in line and "is a folder, not a file" in line   # was: after the run
+        line = cli_error(capsys, [cmd, "--quick", "--figure", str(tmp_path / "fig.md")])
+        assert ".md: matplotlib cannot write .md files; use one of" in line and "png" in line
+        assert "--figure" in cli_error(capsys, [cmd, "--quick", "--figure",
+                                                str(tmp_path / "no" / "f.png")])
+    line = cli_error(capsys, ["lssvm-compare", "--quick", "--out", same, "--figure", same])
+    assert "is the file of --out" in line                     # was: tables replaced by a PNG
+    # scene-compare writes one picture per init: t.png -> t_random.png, t_lambda050.png
+    line = cli_error(capsys, ["scene-compare", "--quick", "--out", str(tmp_path / "t_random.png"),
+                              "--figure", str(tmp_path / "t.png")])
+    assert "t_random.png: is the file of --out" in line
+    assert not any(tmp_path.iterdir())
+
+
+def test_figure_file_is_what_savefig_writes(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    from gmmfast.cli._args import check_figure_file
+    assert check_figure_file("x", "--figure", str(tmp_path / "f.PDF")) == str(tmp_path / "f.PDF")
+    # no suffix: savefig appends its default format's
+    assert check_figure_file("x", "--figure", str(tmp_path / "f")) == str(tmp_path / "f.png")
+    assert check_figure_file("x", "--figure", str(tmp_path / "f.")) == str(tmp_path / "f.png")

@@ -82,6 +82,27 @@ def check_output_file(cmd: str, option: str, path: str) -> None:
         fail(cmd, f"{option} {path}: not writable")
 
 
+def check_figure_file(cmd: str, option: str, path: str) -> str:
+    """Fail unless matplotlib can save a figure as ``path``: a format its savefig writes
+    (from the suffix; none: savefig's default format, whose suffix it appends) and a
+    writable file (:func:`check_output_file`). Returns the file savefig writes.
+
+    matplotlib is imported here, not when the command starts."""
+    try:
+        from matplotlib.figure import Figure
+    except ImportError:
+        fail(cmd, f"{option} needs matplotlib: pip install 'gmmfast[plot]'")
+    canvas = Figure().canvas
+    fmt = os.path.splitext(path)[1][1:]
+    if not fmt:
+        path = path.rstrip(".") + "." + canvas.get_default_filetype()
+    elif fmt.lower() not in canvas.get_supported_filetypes():
+        fail(cmd, f"{option} {path}: matplotlib cannot write .{fmt} files; use one of "
+                  f"{', '.join(sorted(canvas.get_supported_filetypes()))}")
+    check_output_file(cmd, option, path)
+    return path
+
+
 def check_distinct_files(cmd: str, files: Sequence[Tuple[str, Optional[str]]],
                          remedy: str = "give another file") -> None:
     """Fail if an output of ``files`` ((option, path) pairs, the input first; None: not

@@ -4,11 +4,10 @@ starts."""
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-from typing import Iterable, Sequence, Tuple
+from typing import Iterable, List, Optional, Sequence, Tuple
 
-from ._args import fail
+from ._args import check_distinct_files, check_figure_file, check_output_file, fail
 
 
 #: The methods both commands run unless --methods says otherwise.
@@ -70,8 +69,8 @@ def _check_choices(command: str, option: str, what: str, given: Sequence[object]
 def check_args(args: argparse.Namespace, command: str, methods: Sequence[str],
                known_methods: Iterable[str], inits: Sequence[object] = (),
                known_inits: Iterable[str] = ()) -> None:
-    """Methods and inits known, numbers in range, output paths writable; :func:`fail`
-    otherwise."""
+    """Methods and inits known, numbers in range; :func:`fail` otherwise (the output files
+    are checked by :func:`check_outputs`)."""
     _check_choices(command, "--methods", "method", methods, known_methods)
     known_inits = list(known_inits)
     if known_inits:
@@ -85,10 +84,15 @@ def check_args(args: argparse.Namespace, command: str, methods: Sequence[str],
     if args.lam is not None and not 0 < args.lam < float("inf"):
         fail(command, f"--lam must be a finite number > 0, got {args.lam}")
     check_at_least(args, command, (("max_iter", 1), ("jobs", 1)))
-    for name in ("out", "figure"):
-        path = getattr(args, name, None)
-        if path:
-            folder = os.path.dirname(os.path.abspath(path.replace("{init}", "x")))
-            if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
-                fail(command, f"--{name}: cannot write to {path!r} (no such writable folder "
-                              f"{folder!r})")
+
+
+def check_outputs(command: str, out: Optional[str], figures: Sequence[str]) -> List[str]:
+    """--out a writable file, every figure (the files of --figure) a writable file in a format
+    matplotlib writes, and no two of them the same file; :func:`fail` otherwise. Returns the
+    figures' files as savefig writes them (a suffix added where none was given)."""
+    if out:
+        check_output_file(command, "--out", out)
+    figures = [check_figure_file(command, "--figure", f) for f in figures]
+    check_distinct_files(command, [("--out", out)] + [("--figure", f) for f in figures])
+    return figures
+

@@ -10,13 +10,12 @@ and optionally writes the Figure 4 picture.
 from __future__ import annotations
 
 import os
-import sys
 import time
 
 from ..experiments.table2 import INITS, LABELS, LAM, METHODS, compare, oracle, tables
 from ._args import fail
 from ._experiment import (DeprecatedAlias, add_experiment_parser, add_run_options,
-                          check_args, check_at_least)
+                          check_args, check_at_least, check_outputs)
 from ._report import report, settings
 
 CMD = "lssvm-compare"
@@ -70,6 +69,8 @@ def run(args) -> int:
             lams = []
         if not lams or not all(0 < v < float("inf") for v in lams):
             fail(CMD, f"--lams must be comma-separated finite numbers > 0, got {args.lams!r}")
+    init = "top-left" if "top-left" in inits else inits[0]      # the init Figure 4 shows
+    figure = check_outputs(CMD, args.out, [args.figure] if args.figure else [])
     n_folds, max_iter, n_per_class = args.folds, args.max_iter, args.n_per_class
     if args.quick:
         n_folds, max_iter, n_per_class = 2, 5, 10
@@ -88,14 +89,8 @@ def run(args) -> int:
                       ("eta", args.eta), ("K", args.bias_folds), ("tol", args.tol),
                       ("solver_tol", args.solver_tol), ("max_iter", max_iter)]))
     report(head, started, text, args.out)
-    if args.figure:
-        try:
-            import matplotlib  # noqa: F401
-        except ImportError:
-            print("--figure needs matplotlib: pip install 'gmmfast[plot]'", file=sys.stderr)
-            return 1
-        init = "top-left" if "top-left" in inits else inits[0]
-        plot_latent_changes(D, results, methods, init, args.figure, labels=LABELS)
-        print(f"figure written to {os.path.abspath(args.figure)}")
+    for path in figure:
+        plot_latent_changes(D, results, methods, init, path, labels=LABELS)
+        print(f"figure written to {os.path.abspath(path)}")
     return 0
 

@@ -13,10 +13,11 @@ import inspect
 import os
 import time
 
-from ..experiments.table3 import LABELS, METHODS, NAMED_INITS, compare, figure_path, tables
+from ..experiments.table3 import (LABELS, METHODS, NAMED_INITS, compare, figure_path,
+                                  init_name, tables)
 from ._args import fail
 from ._experiment import (DeprecatedAlias, add_experiment_parser, add_run_options,
-                          check_args, check_at_least)
+                          check_args, check_at_least, check_outputs)
 from ._report import report, settings
 
 CMD = "scene-compare"
@@ -82,7 +83,7 @@ def parse_inits(text: str) -> list:
 
 
 def run(args) -> int:
-    from ..experiments.table3 import init_name, oracle, plot_labelings
+    from ..experiments.table3 import oracle, plot_labelings
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     check_args(args, CMD, methods, METHODS)
     inits = parse_inits(args.inits if args.inits is not None else
@@ -100,6 +101,8 @@ def run(args) -> int:
     if args.quick:
         seeds, max_iter, n_train, n_test, grid = 2, 5, 60, 60, (6, 6)
         lam = 10.0 if lam is None else lam
+    figures = check_outputs(CMD, args.out, [figure_path(args.figure, init_name(init))
+                                            for init in inits] if args.figure else [])
     solver_tol = args.solver_tol
     started = time.perf_counter()
     generator = {k: v for k, v in (("noise", args.noise), ("grid", grid)) if v is not None}
@@ -116,10 +119,8 @@ def run(args) -> int:
             settings([("lambda", lam), ("eta", args.eta), ("tol", args.tol),
                       ("solver_tol", solver_tol), ("max_iter", max_iter)]))
     report(head, started, text, args.out)
-    if args.figure:
-        for init in inits:
-            path = figure_path(args.figure, init_name(init))
-            plot_labelings(D, results, methods, init_name(init), path, labels=LABELS)
-            print(f"figure written to {os.path.abspath(path)}")
+    for init, path in zip(inits, figures):
+        plot_labelings(D, results, methods, init_name(init), path, labels=LABELS)
+        print(f"figure written to {os.path.abspath(path)}")
     return 0
 
