@@ -429,6 +429,49 @@ def test_experiment_errors_in_a_real_process_are_one_line_with_code_2():
     assert proc.stderr.strip().splitlines() == [
         "gmmfast scene-compare: error: --max-iter must be at least 1, got 0"]
 
+
+@pytest.mark.parametrize("argv, match", [
+    (["lssvm-compare", "--quick", "--seed", "-1"],
+     "argument --seed: must be an integer in [0, 2**63 - 1], got '-1'"),
+    (["scene-compare", "--quick", "--data-seed", "-1"],
+     "argument --data-seed: must be an integer in [0, 2**63 - 1], got '-1'"),
+    (["scene-compare", "--quick", "--inits=-1"],
+     "--inits: a Potts weight must be finite and >= 0, got -1.0"),
+    (["scene-compare", "--quick", "--inits", "random,nan"], "--inits: a Potts weight must be"),
+    (["scene-compare", "--quick", "--inits", "inf"], "--inits: a Potts weight must be"),
+    # 2 images per class x 6 classes (the smallest data of the tests)
+    (["lssvm-compare", "--n-per-class", "2", "--folds", "13"],
+     "--folds must be at most the 12 images (2 per class, --n-per-class, x 6 classes), "
+     "got 13"),
+    (["lssvm-compare", "--n-per-class", "500"], "--n-per-class: n_per_class must be at most"),
+    (["lssvm-compare", "--quick", "--lam", "1e-300"],
+     "--lam must be at least 8.88e-12 on these data at --solver-tol 0.0001"),
+    (["lssvm-compare", "--quick", "--lams", "0.1,1e-300"], "--lams must be at least 8.88e-12"),
+    (["lssvm-compare", "--quick", "--solver-tol", "1e-13"], "--lam must be at least 0.00888"),
+    (["scene-compare", "--quick", "--lam", "1e-12"], "--lam must be at least"),
+])
+def test_experiment_numbers_are_checked_before_any_work(capsys, no_experiment, argv, match):
+    # was: a traceback from the data generator, the folds or the learner, after the work
+    assert match in cli_error(capsys, argv)
+
+
+def test_experiment_lam_floor_is_the_learners(capsys, no_experiment):
+    """The command refuses exactly the lambdas LatentSSVM.fit refuses (its floor, on the data
+    the command draws)."""
+    from gmmfast.experiments import table2
+    from gmmfast.lssvm import LatentMulticlassModel, LatentSSVM
+    _, D = table2.objects(10, 0)                   # --quick's images
+    floor = table2.lam_floor(D, 1e-4)
+    est = LatentSSVM(LatentMulticlassModel(len(D.classes), positions=D.positions),
+                     lam=floor * 0.99, max_iter=1)
+    with pytest.raises(ValueError, match="too small"):
+        est.fit(D.data, D.target)
+    assert "--lam must be at least" in cli_error(
+        capsys, ["lssvm-compare", "--quick", "--lam", repr(floor * 0.99)])
+    with pytest.raises(AssertionError, match="the experiment ran"):   # accepted
+        cli.main(["lssvm-compare", "--quick", "--lam", repr(floor)])
+
+
 def test_experiment_outputs_are_checked_before_any_work(tmp_path, capsys, no_experiment):
     same = str(tmp_path / "same.png")
     for cmd in ("lssvm-compare", "scene-compare"):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Iterable, List, Optional, Sequence, Tuple
+from typing import Callable, Iterable, List, Optional, Sequence, Tuple
 
 from ._args import check_distinct_files, check_figure_file, check_output_file, fail
 
@@ -96,3 +96,17 @@ def check_outputs(command: str, out: Optional[str], figures: Sequence[str]) -> L
     check_distinct_files(command, [("--out", out)] + [("--figure", f) for f in figures])
     return figures
 
+
+def check_lam_floor(command: str, lams: Sequence[Tuple[str, float]],
+                    floor: Callable[[float], float],
+                    solver_tols: Sequence[Tuple[str, float]]) -> None:
+    """Every lambda of ``lams`` (pairs of the option that set it and its value) at least the
+    learner's floor on the data, ``floor(solver_tol)``, at each solver tolerance of
+    ``solver_tols`` (pairs of what sets it and its value); :func:`fail` otherwise."""
+    for what, tol in solver_tols:
+        low = floor(tol)
+        for option, lam in lams:
+            if not lam >= low:
+                fail(command, f"{option} must be at least {low:.3g} on these data at {what} "
+                              f"{tol:g} (below it the solvers' rounding error exceeds their "
+                              f"tolerance), got {lam:g}")

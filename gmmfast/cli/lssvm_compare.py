@@ -12,10 +12,11 @@ from __future__ import annotations
 import os
 import time
 
-from ..experiments.table2 import INITS, LABELS, LAM, METHODS, compare, oracle, tables
-from ._args import fail
+from ..experiments.table2 import (INITS, LABELS, LAM, METHODS, compare, lam_floor, objects,
+                                  oracle, tables)
+from ._args import fail, nonnegative_int
 from ._experiment import (DeprecatedAlias, add_experiment_parser, add_run_options,
-                          check_args, check_at_least, check_outputs)
+                          check_args, check_at_least, check_lam_floor, check_outputs)
 from ._report import report, settings
 
 CMD = "lssvm-compare"
@@ -43,7 +44,7 @@ def add_parser(sub) -> None:
                    help="deprecated name of --solver-tol")
     p.add_argument("--n-per-class", type=int, default=None,
                    help="images per class (default: 50, 300 in all)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=nonnegative_int, default=0)
     add_run_options(
         p, figure="write Figure 4 (latent locations after training, top-left init) here",
         oracle="skip the oracle row (a model trained with the true windows fixed)",
@@ -75,6 +76,21 @@ def run(args) -> int:
     if args.quick:
         n_folds, max_iter, n_per_class = 2, 5, 10
     started = time.perf_counter()
+    try:
+        gen, D = objects(n_per_class, args.seed)    # drawn once: compare gets them cached
+    except ValueError as exc:                       # only n_per_class is the user's
+        fail(CMD, f"--n-per-class: {str(exc).rstrip('.')}")
+    if n_folds > len(D.target):
+        fail(CMD, f"--folds must be at most the {len(D.target)} images ({gen['n_per_class']} "
+                  f"per class, --n-per-class, x {len(D.classes)} classes), got {n_folds}")
+    if lams:
+        trained = [("--lams", v) for v in lams]
+        if args.oracle:                             # the oracle is trained at LAM
+            trained.append(("the oracle's lambda (the default --lam; or --no-oracle)", LAM))
+    else:
+        trained = [("--lam", LAM if args.lam is None else args.lam)]
+    check_lam_floor(CMD, trained, lambda tol: lam_floor(D, tol),
+                    [("--solver-tol", args.solver_tol)])
     D, results, gen, lam = compare(methods, inits, n_folds=n_folds, eta=args.eta, lam=args.lam,
                                    lams=lams, bias_folds=args.bias_folds, max_iter=max_iter,
                                    tol=args.tol,

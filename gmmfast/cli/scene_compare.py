@@ -13,11 +13,12 @@ import inspect
 import os
 import time
 
-from ..experiments.table3 import (LABELS, METHODS, NAMED_INITS, compare, figure_path,
-                                  init_name, tables)
-from ._args import fail
+from .._validation import check_real
+from ..experiments.table3 import (LABELS, LAM, METHODS, NAMED_INITS, compare, figure_path,
+                                  init_name, lam_floor, scenes, tables)
+from ._args import fail, nonnegative_int
 from ._experiment import (DeprecatedAlias, add_experiment_parser, add_run_options,
-                          check_args, check_at_least, check_outputs)
+                          check_args, check_at_least, check_lam_floor, check_outputs)
 from ._report import report, settings
 
 CMD = "scene-compare"
@@ -57,7 +58,7 @@ def add_parser(sub) -> None:
                    help="deprecated name of --solver-max-iter")
     p.add_argument("--n-train", type=int, default=300)
     p.add_argument("--n-test", type=int, default=300)
-    p.add_argument("--data-seed", type=int, default=0)
+    p.add_argument("--data-seed", type=nonnegative_int, default=0)
     add_run_options(
         p, figure="write pictures of part labelings here (one PNG per init; '{init}' in the "
                   "name is replaced)",
@@ -76,9 +77,13 @@ def parse_inits(text: str) -> list:
             out.append(tok)
             continue
         try:
-            out.append(float(tok))
+            weight = float(tok)
         except ValueError:
             fail(CMD, f"--inits: {tok!r} is not 'random', 'truth' or a Potts weight")
+        try:            # the Potts weights coherent_labels accepts
+            out.append(check_real(weight, "--inits: a Potts weight", 0.0))
+        except ValueError as exc:
+            fail(CMD, str(exc).rstrip("."))
     return out
 
 
@@ -101,11 +106,18 @@ def run(args) -> int:
     if args.quick:
         seeds, max_iter, n_train, n_test, grid = 2, 5, 60, 60, (6, 6)
         lam = 10.0 if lam is None else lam
+    lam = LAM if lam is None else lam
     figures = check_outputs(CMD, args.out, [figure_path(args.figure, init_name(init))
                                             for init in inits] if args.figure else [])
     solver_tol = args.solver_tol
     started = time.perf_counter()
     generator = {k: v for k, v in (("noise", args.noise), ("grid", grid)) if v is not None}
+    gen, D = scenes(n_train, n_test, args.data_seed, generator, args.positions)  # cached
+    tols = [("--solver-tol", solver_tol)]
+    if args.oracle:                 # the oracle is trained at its own solver tolerance
+        tols.append(("the oracle's solver tolerance (or --no-oracle)",
+                     inspect.signature(oracle).parameters["solver_tol"].default))
+    check_lam_floor(CMD, [("--lam", lam)], lambda tol: lam_floor(D, tol), tols)
     D, results, gen, lam = compare(methods, inits, n_seeds=seeds, eta=args.eta, lam=lam,
                                    max_iter=max_iter, tol=args.tol, solver_tol=solver_tol,
                                    solver_max_iter=args.solver_max_iter,

@@ -20,12 +20,13 @@ from typing import Any, Dict, List, Optional, Sequence, Union
 import numpy as np
 
 from ..lssvm import LatentInitWarning, LatentMulticlassModel, LatentSSVM
+from ..lssvm._learner import lam_floor as _learner_lam_floor
 from ._jobs import run_jobs
 from ._tables import (cells, markdown_table, mean, mean_std, paired_row, paired_with_ccp,
                       runs_csv, runs_of)
 
-__all__ = ["cv_folds", "FoldResult", "oracle_fold", "first_bound", "inner_split", "choose_lam",
-           "run_fold", "summarize",
+__all__ = ["objects", "lam_floor", "cv_folds", "FoldResult", "oracle_fold", "first_bound",
+           "inner_split", "choose_lam", "run_fold", "summarize",
            "plot_latent_changes", "compare", "oracle", "tables", "fold_csv",
            "OBJECTS_DEFAULTS", "LAM", "SOLVER", "METHOD_NAMES", "METHODS", "LABELS", "INITS"]
 
@@ -44,6 +45,30 @@ LAM = 0.001
 #: plane at this size, the same certified duality gap).
 SOLVER = "dcd"
 METHOD_NAMES = {"ccp": "CCP", "gmm-random": "G-MM random", "gmm-biased": "G-MM biased"}
+
+
+_CACHE: dict = {}
+
+
+def objects(n_per_class: Optional[int] = None, seed: int = 0) -> tuple:
+    """The experiment's images: make_cluttered_objects with OBJECTS_DEFAULTS (``n_per_class``
+    images per class instead of the default if given) drawn with ``seed``; returns (generator
+    parameters, data), the data cached per process (the last draw)."""
+    from ..datasets import make_cluttered_objects
+    gen = dict(OBJECTS_DEFAULTS, random_state=seed)
+    if n_per_class is not None:
+        gen["n_per_class"] = n_per_class
+    key = tuple(sorted((k, str(v)) for k, v in gen.items()))
+    if key not in _CACHE:
+        _CACHE.clear()
+        _CACHE[key] = make_cluttered_objects(**gen)
+    return gen, _CACHE[key]
+
+
+def lam_floor(D, solver_tol: float) -> float:
+    """The smallest lambda LatentSSVM accepts on the images ``D`` at ``solver_tol`` (training
+    on a fold of them accepts it too)."""
+    return _learner_lam_floor(_model(D), D.data, D.target, solver_tol)
 
 
 def cv_folds(n: int, n_folds: int = 5, seed: int = 0) -> List[np.ndarray]:
@@ -326,7 +351,6 @@ def compare(methods: Sequence[str], inits: Sequence[str], *, n_folds: int = 5,
     validation inside its training folds (:func:`run_fold`); the returned
     ``lam`` is then the list.
     """
-    from ..datasets import make_cluttered_objects
     for m in methods:
         if m not in METHODS:
             raise ValueError(f"unknown method {m!r}; choose from {list(METHODS)}")
@@ -340,10 +364,7 @@ def compare(methods: Sequence[str], inits: Sequence[str], *, n_folds: int = 5,
         if not lams or not all(0 < v < np.inf for v in lams):
             raise ValueError(f"lams must be finite numbers > 0, got {lams}")
     lam = (LAM if lam is None else lam) if lams is None else lams
-    gen = dict(OBJECTS_DEFAULTS, random_state=seed)
-    if n_per_class is not None:
-        gen["n_per_class"] = n_per_class
-    D = make_cluttered_objects(**gen)
+    gen, D = objects(n_per_class, seed)
     folds = cv_folds(len(D.target), n_folds, seed)
     kw = dict(lam=lam, eta=eta, n_folds_bias=bias_folds, tol=tol, max_iter=max_iter,
               solver_tol=solver_tol, solver=solver, seed=seed)

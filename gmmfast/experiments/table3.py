@@ -24,13 +24,15 @@ import numpy as np
 
 from .._validation import check_real
 from ..lssvm import LatentSSVM, PottsBias, RegionPartModel, coherent_labels, discover_parts
+from ..lssvm._learner import lam_floor as _learner_lam_floor
 from ..potts import potts_energy
 from ._jobs import run_jobs
 from ._tables import (cells, markdown_table, mean, mean_std, paired_row, paired_with_ccp,
                       runs_csv, runs_of)
 
 __all__ = ["SCENES_DEFAULTS", "LAM", "INIT_LAMBDAS", "NAMED_INITS", "SceneData", "SceneResult",
-           "load_scenes", "region_positions", "initial_labels", "oracle", "first_bound", "run_method", "part_agreement",
+           "load_scenes", "scenes", "lam_floor", "region_positions", "initial_labels", "oracle",
+           "first_bound", "run_method", "part_agreement",
            "summarize", "plot_labelings", "METHOD_NAMES"]
 
 #: Generator parameters (make_texture_scenes' defaults), fixed by a calibration of the oracle
@@ -379,6 +381,25 @@ def _data(gen: dict):
     return _CACHE[key]
 
 
+def scenes(n_train: int = N_TRAIN, n_test: int = N_TEST, data_seed: int = 0,
+           generator: Optional[Dict[str, Any]] = None, positions: float = 0.0) -> tuple:
+    """The scenes of :func:`compare` (its arguments of the same names); returns (their
+    parameters as the workers get them, data), the data cached per process."""
+    overrides = dict(generator or {})
+    bad = sorted(set(overrides) - GENERATOR_KEYS)
+    if bad:
+        raise ValueError(f"generator: unknown parameter(s) {bad}; choose from "
+                         f"{sorted(GENERATOR_KEYS)}.")
+    gen = dict(overrides, seed=data_seed, n_train=n_train, n_test=n_test, positions=positions)
+    return gen, _data(gen)
+
+
+def lam_floor(D: SceneData, solver_tol: float) -> float:
+    """The smallest lambda LatentSSVM accepts on the training scenes of ``D`` at
+    ``solver_tol``."""
+    return _learner_lam_floor(D.model(), D.X_train, D.y_train, solver_tol)
+
+
 def _one(job):
     """Worker: one (method, init, seed) run, single-threaded kernels."""
     from threadpoolctl import threadpool_limits
@@ -416,14 +437,8 @@ def compare(methods: Sequence[str], inits: Sequence, *, n_seeds: int = 5, eta: f
     for m in methods:
         if m not in METHODS:
             raise ValueError(f"unknown method {m!r}; choose from {list(METHODS)}")
-    overrides = dict(generator or {})
-    bad = sorted(set(overrides) - GENERATOR_KEYS)
-    if bad:
-        raise ValueError(f"generator: unknown parameter(s) {bad}; choose from "
-                         f"{sorted(GENERATOR_KEYS)}.")
     lam = LAM if lam is None else lam
-    gen = dict(overrides, seed=data_seed, n_train=n_train, n_test=n_test, positions=positions)
-    D = _data(gen)
+    gen, D = scenes(n_train, n_test, data_seed, generator, positions)
     kw = dict(lam=lam, eta=eta, tol=tol, max_iter=max_iter, solver_tol=solver_tol,
               solver_max_iter=solver_max_iter)
     todo = [(m, i, s, gen, kw) for (m, i, s) in jobs_for(methods, inits, n_seeds)]

@@ -64,6 +64,30 @@ class FirstBoundWarning(UserWarning):
     """
 
 
+def objective_at_zero(model: LatentModel, y: np.ndarray) -> float:
+    """F(0) = mean_i max_y Delta(y_i, y): the objective of the null model on labels ``y``."""
+    Lm = np.asarray(model.loss_matrix(), dtype=np.float64)
+    return float(np.mean(Lm[y].max(axis=1)))
+
+
+def _lam_floor(R: float, solver_tol: float, f0: float) -> float:
+    """4 eps R^2 / (solver_tol F(0)): see :meth:`LatentSSVM._check_lam_floor`."""
+    return 4.0 * np.finfo(np.float64).eps * R * R / (solver_tol * f0)
+
+
+def lam_floor(model: LatentModel, X: Any, y: Any, solver_tol: float) -> float:
+    """The smallest ``lam`` :meth:`LatentSSVM.fit` accepts for ``model`` on examples ``X``
+    with labels ``y`` (integers) at ``solver_tol``; 0 when the model bounds no feature norm
+    (fit then checks nothing). On a subset of X (a cross-validation fold) the feature-norm
+    bound R is at most X's, so with the 0-1 loss (F(0) = 1 on any labels) the floor is at
+    most this one."""
+    R = model.feature_norm_bound(model.prepare(X))
+    f0 = objective_at_zero(model, np.asarray(y))
+    if R is None or not R > 0 or not f0 > 0:
+        return 0.0
+    return float(_lam_floor(R, solver_tol, f0))
+
+
 def named_latent_init(model: LatentModel, data: Any, init: str,
                       rng: np.random.Generator) -> np.ndarray:
     """Latent values "center" / "top-left" (nearest candidate to (0.5, 0.5) / (0, 0)) or "random".
@@ -295,7 +319,7 @@ class LatentSSVM(BaseEstimator):
         R = model.feature_norm_bound(data)
         if R is None or not R > 0:
             return
-        floor = 4.0 * np.finfo(np.float64).eps * R * R / (solver_tol * f0)
+        floor = _lam_floor(R, solver_tol, f0)
         if not lam >= floor:
             raise ValueError(
                 f"lam={lam!r} is too small for this data: below 4 eps R^2 / (solver_tol F(0)) "
@@ -402,8 +426,7 @@ class LatentSSVM(BaseEstimator):
         y = self._check_y(y, n)
         rng = check_random_state(self.random_state)
         z0 = self._latent_init(data, latent_init, rng)
-        Lm = np.asarray(model.loss_matrix(), dtype=np.float64)
-        f0 = float(np.mean(Lm[y].max(axis=1)))     # F(0) = mean_i max_y Delta(y_i, y)
+        f0 = objective_at_zero(model, y)
         if not f0 > 0:
             raise ValueError("F(0) = mean_i max_y Delta(y_i, y) is 0: the loss never "
                              "penalises any label, there is nothing to learn.")
