@@ -127,6 +127,16 @@ _LSSVM_CHECKS = (
     "126 arrays (coef_, objective_, latent_, the histories, predictions) bit-identical on "
     "b84aeb8 and after (/work/q/s29/lssvm_ident, Intel Xeon, 2026-12-01)")
 
+#: Why the experiment commands' argument checks of 2026-12-01 change no result.
+_CLI_CHECKS = (
+    "the experiment commands check their arguments and outputs before any work; the "
+    "experiments' code keeps its arithmetic (the data drawn by the same generator calls, "
+    "cached for the command's reuse; the lambda floor and F(0) moved into functions, the same "
+    "formulas; compare's file names one constant): gmmfast compare --trials 2 wrote the same "
+    "compare.csv but its seconds, scene-compare --quick and lssvm-compare --quick the same "
+    "tables but their times (and the latter's unseeded oracle row, seeded in 41b2d4e) on "
+    "b84aeb8 and after (Intel Xeon, 2026-12-01)")
+
 DECLARED_UNCHANGED: Dict[str, str] = {
     "0b0107fa71c3d16dd1687ac854c07b32bac1dd84":
         "GMMFAST_SIMD read where the kernels choose their level (gmm_cpu_level) and checked "
@@ -253,6 +263,10 @@ DECLARED_UNCHANGED: Dict[str, str] = {
         ("MultifoldBias checks n_folds, tol and max_iter in setup (once per fit): " + _LSSVM_CHECKS),
     "7b2d0b12ed4394f71a26ed7507c0aff9c63ddf1e":
         ("LatentSSVM and LSSVMBounds check what a model or bias returns (n_latent, size_joint_feature, one joint_feature call, the scores of the first pass at w = 0, a select_valid bound's shape and range, a gain table's dtype): once per fit or per selection, on arrays of the examples' size: " + _LSSVM_CHECKS),
+    "ea9c1176a3df336449ab646d9b9d4208dcfa0757": _CLI_CHECKS,
+    "7e55521c0c76f56968b5703ccdb8bc2b42fbdde6": _CLI_CHECKS,
+    "df37410a7364b9a5d55de9b74fd9ce30717ef0a2": _CLI_CHECKS,
+    "467c951772b398bdbaf7287baa95dbd33de9f774": _CLI_CHECKS,
 }
 
 #: The same for the results of some scripts only: commits that change code those scripts
@@ -362,6 +376,11 @@ _INIT_SIZE_ABOVE_SAMPLE = (
     "init_size=5000, with k-means||, with sample_size=4000 and init_size=3000, with eta = 1 "
     "on a sample, and a Dask fit on a sample (/work/q/s23/ident.py, AVX-512, 2026-11-30)")
 DECLARED_UNCHANGED_FOR: Dict[str, Tuple[Tuple[str, ...], str]] = {
+    "41b2d4ec5222f21e368e46ad55d717fbdd6e5157": (
+        tuple(x for x in _ALL_BUT_SEEDING_SPEED + ("seeding_speed",)
+              if x not in ("lssvm_table2", "lssvm_calibration")),
+        "the cluttered objects' oracle (experiments.table2.oracle_fold) seeds its solver: only "
+        "bench/lssvm_table2.py and bench/lssvm_calibration.py train it"),
     "5603b4cbc513734abcf87ee8df4befcc9c42f8ef": (
         ("seeding",),
         "bench/seeding.py takes the coarse sample size from GMMParams.levels instead of its "
