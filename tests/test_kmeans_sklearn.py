@@ -359,6 +359,28 @@ def test_sparse_input_is_validated_and_converted():
         KMeans(2).fit(sp.csr_matrix(dense.astype(complex)))
 
 
+
+def test_sparse_fit_scans_the_stored_values_once_for_the_range_checks(monkeypatch):
+    """check_csr's extent serves the objective-range check too: one scan of the nnz values a
+    fit, where there were two; a value beyond the range is still refused, naming X."""
+    import gmmfast._validation as validation
+    import gmmfast.cluster._kmeans as kmeans_module
+    X = sp.random(300, 8, density=0.3, format="csr", random_state=0, dtype=np.float64)
+    scans = []
+    original = validation.extent
+
+    def counting(arr, name="X"):
+        scans.append(arr.shape)
+        return original(arr, name)
+    monkeypatch.setattr(validation, "extent", counting)
+    monkeypatch.setattr(kmeans_module, "extent", counting, raising=False)
+    KMeans(3, n_init=1, random_state=0).fit(X)
+    assert scans.count(X.data.shape) == 1
+    big = X.copy()
+    big.data[:] = 1e152
+    with pytest.raises(ValueError, match="X has values up to 1e.152.*scale X"):
+        KMeans(3, n_init=1).fit(big)
+
 def test_large_float64_data_is_seeded_through_float32_values(monkeypatch):
     """k-means++ reads large float64 X as float32 (memory-bound passes): the centers are X's
     float64 rows, drawn as from the float64 values (well-separated data: no draw is near a

@@ -19,7 +19,7 @@ from .._base import BaseEstimator, TransformerOutputMixin, feature_names
 from .._kernels._common import openmp_max_threads
 from .._validation import (BOOLEAN, CALLABLE, RANDOM_STATE, Interval, Kind, Options,
                            check_data, check_objective_range, check_random_state, check_rows,
-                           check_sample_weight, extent, validate_params)
+                           check_sample_weight, validate_params)
 from ._fit import GMMParams, Run, fit_runs, gmm_run
 from ._gmm_kmeans import AUTO_PATIENCE, AUTO_STEPS_PER_POINT
 from ._init import _plusplus
@@ -129,8 +129,7 @@ class KMeans(TransformerOutputMixin, BaseEstimator):
             data: Any = check_csr(X, "X", fit=reset)
             if reset:
                 sw = check_sample_weight(sample_weight, data.shape[0], data.dtype)
-                top = extent(data.data) if data.data.shape[0] else 0.0
-                check_objective_range(top, sw, data.shape[1], sample_weight is not None)
+                check_objective_range(data.top, sw, data.shape[1], sample_weight is not None)
         elif reset:
             data, sw = check_rows(X, sample_weight, fit=True)
         else:

@@ -56,9 +56,8 @@ def check_csr(X: Any, name: str = "X", fit: bool = False) -> "CSRData":
     if not X.has_canonical_format:
         X = X.copy()
         X.sum_duplicates()
-    if X.data.shape[0]:
-        check_magnitude(X.data, d, name, fit)
-    return CSRData(X)
+    top = check_magnitude(X.data, d, name, fit) if X.data.shape[0] else 0.0
+    return CSRData(X, top)
 
 
 class CSRData:
@@ -66,10 +65,12 @@ class CSRData:
 
     Indexing gives dense rows of X's dtype (``X[i]`` 1-D, ``X[indices]`` 2-D), which is all
     :func:`gmmfast.cluster._init._plusplus` needs besides its kernel (:func:`pp_step`).
+    ``top``: the largest |stored value|, which :func:`check_csr` found.
     """
 
-    def __init__(self, X: Any):
+    def __init__(self, X: Any, top: float):
         self.X = X
+        self.top = top
         self.data = np.ascontiguousarray(X.data)
         index = np.int32 if X.indices.dtype == np.int32 and X.indptr.dtype == np.int32 \
             else np.int64
