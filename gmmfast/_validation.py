@@ -142,17 +142,29 @@ def check_objective_range(top: float, sw: np.ndarray, d: int, weighted: bool) ->
     float32 and float64 data alike (with the room :func:`max_abs` keeps), else a ValueError
     naming X and, when given, sample_weight."""
     total = float(sw.sum(dtype=np.float64)) if weighted else float(sw.shape[0])
-    bound = total * 4.0 * d * top * top         # Python floats: inf beyond float64, no error
-    limit = float(np.finfo(np.float64).max) / 16.0
+    what = f"sample_weight summing to {total:.3g}" if weighted else f"{sw.shape[0]:,} rows"
+    check_sum_bound(
+        total * 4.0 * d * top * top, 16.0,
+        lambda reach, limit: (
+            f"X has values up to {top:.3g} and {what}: the sum of squared distances a fit "
+            f"minimises (at most 4 x n_features x |value|^2 a row"
+            f"{', weighted' if weighted else ''}) can reach {reach} (a fit's limit, in "
+            f"float64: {limit:.3g}): scale {'X or sample_weight' if weighted else 'X'}."))
+
+
+def check_sum_bound(bound: float, room: float, message: Any) -> None:
+    """A float64 sum (an objective, an energy) of at most ``bound``, a Python float (inf
+    beyond float64, no error): within float64's largest / ``room``, else a ValueError of
+    ``message(reach, limit)``, ``reach`` the bound as text ("more than float64 holds" when
+    inf). Beyond it sums overflow to inf and comparisons of them mean nothing."""
+    limit = float(np.finfo(np.float64).max) / room
     if bound > limit:
-        what = (f"sample_weight summing to {total:.3g}" if weighted
-                else f"{sw.shape[0]:,} rows")
-        reach = f"{bound:.3g}" if math.isfinite(bound) else "more than float64 holds"
-        scale = "X or sample_weight" if weighted else "X"
-        raise ValueError(f"X has values up to {top:.3g} and {what}: the sum of squared "
-                         f"distances a fit minimises (at most 4 x n_features x |value|^2 a "
-                         f"row{', weighted' if weighted else ''}) can reach {reach} (a fit's "
-                         f"limit, in float64: {limit:.3g}): scale {scale}.")
+        raise ValueError(message(float_text(bound), limit))
+
+
+def float_text(value: float) -> str:
+    """``value`` in 3 significant digits, or "more than float64 holds" for +-inf."""
+    return f"{value:.3g}" if math.isfinite(value) else "more than float64 holds"
 
 
 def exact_sum(values: Any) -> float:

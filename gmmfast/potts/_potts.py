@@ -1,7 +1,6 @@
 """Python API over the Potts kernels: validation once, then contiguous arrays to Cython."""
 from __future__ import annotations
 
-import math
 from typing import Any, Optional, Tuple, Union
 
 import numpy as np
@@ -9,7 +8,8 @@ import numpy as np
 from .._kernels import _potts as kernels
 from .._kernels._common import openmp_max_threads
 from .._validation import (INT32_MAX, check_array, check_grid, check_int, check_real,
-                           check_threads, exact_sum, extent, integer_array)
+                           check_sum_bound, check_threads, exact_sum, extent, float_text,
+                           integer_array)
 
 #: Largest grid alpha-expansion takes (H * W nodes; its arc indices are int).
 MAX_NODES = kernels.MAX_NODES
@@ -53,18 +53,15 @@ def _check_labels(labels: Any, name: str, shape: Optional[Tuple[int, ...]] = Non
 
 def _check_energy(top: float, nodes: int, lam: float, name: str, scale: str) -> None:
     """An energy of ``nodes`` unaries of |value| <= ``top`` and lam x at most 2 x nodes cut
-    edges, summed in float64, within float64 (with room), else a ValueError naming ``name``
-    and what to ``scale``: beyond it the sums overflow to inf and the moves' comparisons
-    are meaningless."""
-    bound = nodes * (top + 2.0 * lam)
-    limit = float(np.finfo(np.float64).max) / 4.0
-    if bound > limit:
-        def text(v: float) -> str:
-            return f"{v:.3g}" if math.isfinite(v) else "more than float64 holds"
-        lam_text = f" and lam = {lam:.3g}" if lam else ""
-        raise ValueError(f"{name} has values up to {text(top)}{lam_text} on grids of {nodes} "
-                         f"nodes: the sum over a grid, in float64, can reach {text(bound)} "
-                         f"(limit {limit:.3g}): scale {scale}.")
+    edges, summed in float64, within float64 (with room, :func:`check_sum_bound`), else a
+    ValueError naming ``name`` and what to ``scale``."""
+    lam_text = f" and lam = {lam:.3g}" if lam else ""
+    check_sum_bound(
+        nodes * (top + 2.0 * lam), 4.0,
+        lambda reach, limit: (
+            f"{name} has values up to {float_text(top)}{lam_text} on grids of {nodes} nodes: "
+            f"the sum over a grid, in float64, can reach {reach} (limit {limit:.3g}): scale "
+            f"{scale}."))
 
 
 def _check_unary(unary: Any, lam: float) -> np.ndarray:
