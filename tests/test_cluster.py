@@ -261,6 +261,34 @@ def test_callable_init_and_bias():
     assert (m.history_.proposals > 0).all()
 
 
+@pytest.mark.parametrize("returned, error, match", [
+    (None, TypeError, "got NoneType"),
+    (np.zeros(3), TypeError, r"got ndarray of shape \(3,\)"),
+    ("1.0", TypeError, "got str"),
+    (np.complex128(1.0), TypeError, "got complex128"),
+    (float("nan"), ValueError, "not nan"),
+])
+def test_a_bias_returning_no_real_number_is_named(returned, error, match):
+    """A bias's score is compared with the others': None, arrays, strings and complex numbers
+    gave float()'s errors (which name neither selection nor the bias) or were parsed, and NaN
+    was never ranked, silently."""
+    X, _ = blobs(300, 4)
+    with pytest.raises(error, match=r"selection: a bias g\(labels, costs\) .*" + match):
+        GMMKMeans(4, selection=lambda labels, costs: returned, random_state=0).fit(X)
+
+
+def test_a_bias_cannot_write_into_the_fits_labels():
+    """The labels a bias sees are the fit's own assignment: read-only, so a bias that writes
+    into them fails instead of corrupting the fit."""
+    X, _ = blobs(300, 4)
+
+    def writes(labels, costs):
+        labels[0] = (labels[0] + 1) % 4
+        return 0.0
+    with pytest.raises(ValueError, match="read-only"):
+        GMMKMeans(4, selection=writes, random_state=0).fit(X)
+
+
 def test_balanced_bias_prefers_even_sizes():
     even = np.repeat(np.arange(4), 25)
     starved = np.r_[np.zeros(97, int), 1, 2, 3]

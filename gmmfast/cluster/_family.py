@@ -330,14 +330,39 @@ class KMeansBounds:
         a = self._assignment(w)
         costs = np.empty(self.X.shape[0])
         labeling_cost(self.X, self.sw, w, a.labels, self.n_threads, costs)
-        best = (float(bias(a.labels, costs)), a.labels, a.objective)
+        best = (_score(bias, a.labels, costs), a.labels, a.objective)
         proposals = accepted = 0
         for _ in range(self.n_candidates):
             res = self._walk(w, threshold, draw_seed(rng))
             proposals += res.proposals
             accepted += res.accepted
-            score = float(bias(res.labels, res.costs))
+            score = _score(bias, res.labels, res.costs)
             if score > best[0]:
                 best = (score, res.labels, res.value)
         self._picked = (best[1], w, best[2])
         return Selection(best[1], proposals, accepted)
+
+
+def _read_only(a: np.ndarray) -> np.ndarray:
+    view = a.view()
+    view.flags.writeable = False
+    return view
+
+
+def _score(bias: Callable, labels: np.ndarray, costs: np.ndarray) -> float:
+    """``bias(labels, costs)`` (on read-only views: the labels are the fit's own) as a float;
+    a bias that returns no real number, or NaN (which no comparison would rank), is a
+    TypeError or ValueError naming selection."""
+    s = bias(_read_only(labels), _read_only(costs))
+    if np.ndim(s) != 0 or isinstance(s, (str, bytes)) or np.iscomplexobj(s):
+        raise TypeError(f"selection: a bias g(labels, costs) must return a real number, got "
+                        f"{type(s).__name__}{f' of shape {np.shape(s)}' if np.ndim(s) else ''}.")
+    try:
+        value = float(s)
+    except (TypeError, ValueError):
+        raise TypeError(f"selection: a bias g(labels, costs) must return a real number, got "
+                        f"{type(s).__name__}.") from None
+    if math.isnan(value):
+        raise ValueError(f"selection: a bias g(labels, costs) must return a real number, not "
+                         f"{s!r}.")
+    return value
