@@ -283,6 +283,12 @@ DECLARED_UNCHANGED: Dict[str, str] = {
         "alpha_expansion with its trace, grid_energy, potts_energy, potts_lagrangian; L = 2, "
         "5, 20; float32 and float64) bit-identical on 6484d12 and after (Intel Xeon, "
         "2026-12-01)",
+    "97e1d1a2591f7f6070557d6078256840829f277e":
+        "a bias's score checked to be a real number, on read-only views of the labels and "
+        "costs (biased selection only: no bench script selects with a bias): GMMKMeans with "
+        "selection='balanced', balanced_bias and a lambda, float32 and float64, 108 arrays "
+        "(/work/q/s30/ident_bias.py) bit-identical on 6484d12 and after (Intel Xeon, "
+        "2026-12-01)",
 }
 
 #: The same for the results of some scripts only: commits that change code those scripts
