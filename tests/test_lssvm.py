@@ -726,6 +726,12 @@ def test_plain_python_model_breaking_its_contract_is_named():
             out[0] = np.nan
             return out
 
+    class NanPass(_TinyModel):              # its own batch method: checked by its answer
+        def loss_augmented(self, *args, **kwargs):
+            aug = super().loss_augmented(*args, **kwargs)
+            aug.H[3] = np.nan
+            return aug
+
     class WrongSize(_TinyModel):
         def joint_feature(self, x, y, z):
             return np.zeros(5)
@@ -741,7 +747,8 @@ def test_plain_python_model_breaking_its_contract_is_named():
             (FloatLatent(), r"FloatLatent.n_latent\(data\) must be an array of integers, got "
                             "dtype float64"),
             (NoLatent(), r"NoLatent.n_latent\(data\) must be at least 1 .* got values from 0"),
-            (NanPhi(), r"NanPhi's scores at w = 0 are NaN or infinite"),
+            (NanPhi(), r"NanPhi.joint_feature gave NaN or infinity \(example 0, y=0, z=0\)"),
+            (NanPass(), r"NanPass's scores at w = 0 are NaN or infinite"),
             (WrongSize(), r"WrongSize.joint_feature must return a vector of "
                           r"size_joint_feature\(data\) = 4 real numbers, got .* shape \(5,\)"),
             (FloatSize(), r"FloatSize.size_joint_feature\(data\) must be an integer >= 1, "
@@ -792,6 +799,70 @@ def test_bias_answers_are_checked():
             warnings.simplefilter("error", np.exceptions.ComplexWarning)
             with pytest.raises(ValueError, match=what):
                 est.fit(D.data, D.target)
+
+
+def _tiny_data(n=20, seed=0):
+    rng = np.random.default_rng(seed)
+    return [rng.standard_normal((3, 2)) for _ in range(n)], rng.integers(0, 2, n)
+
+
+def test_every_joint_feature_of_a_plain_python_model_is_checked():
+    """Only the first example's feature was checked for its size, and NaN or infinity only
+    where the w = 0 pass let it through: a wrong size elsewhere gave numpy's 'shapes not
+    aligned' (or was broadcast into a sum when of size 1), and a NaN feature of a wrong
+    label was never the argmax, so training went on without it."""
+    class WrongSizeAt(_TinyModel):
+        def joint_feature(self, x, y, z):
+            return np.zeros(5) if x is self.bad else super().joint_feature(x, y, z)
+
+    class OneAt(_TinyModel):                # size 1: broadcast by += and np.array
+        def joint_feature(self, x, y, z):
+            return np.ones(1) if x is self.bad else super().joint_feature(x, y, z)
+
+    class NanAt(_TinyModel):                # NaN for a label other than the true one
+        def joint_feature(self, x, y, z):
+            out = super().joint_feature(x, y, z)
+            if x is self.bad and y != self.label and z == 2:
+                out[2 * y] = np.nan
+            return out
+
+    class InfAt(_TinyModel):
+        def joint_feature(self, x, y, z):
+            out = super().joint_feature(x, y, z)
+            if x is self.bad and z == 1:
+                out[3] = -np.inf
+            return out
+
+    X, y = _tiny_data()
+    size = (r"{}.joint_feature must return a vector of size_joint_feature\(data\) = "
+            r"4 real numbers, got dtype float64 and shape \({},\) \(example 7, y=\d, z=\d\)")
+    nonfinite = r"{}.joint_feature gave NaN or infinity \(example 7, y={}, z={}\)"
+    cases = [(WrongSizeAt(), size.format("WrongSizeAt", 5)), (OneAt(), size.format("OneAt", 1)),
+             (NanAt(), nonfinite.format("NanAt", 1 - y[7], 2)),
+             (InfAt(), nonfinite.format("InfAt", r"\d", 1))]
+    for model, what in cases:
+        model.bad, model.label = X[7], y[7]
+        for solver in ("cutting-plane", "bcfw"):
+            est = LatentSSVM(model, method="gmm-random", solver=solver, max_iter=3,
+                             random_state=0)
+            with pytest.raises(ValueError, match=what):
+                est.fit(X, y, latent_init=np.full(20, 2, dtype=np.int32))
+            assert not hasattr(est, "coef_")
+        # every batch method that reads joint features checks them, whatever example
+        data, yy = model.prepare(X), y.astype(np.int32)
+        idx = np.arange(20, dtype=np.int64)
+        z = np.full(20, 2 if isinstance(model, NanAt) else 1, dtype=np.int32)
+        if isinstance(model, NanAt):
+            yy = yy.copy()
+            yy[7] = 1 - yy[7]               # the NaN feature is the true label's here
+        w = np.full(4, 0.5)
+        calls = [lambda: model.loss_augmented(data, yy, w, idx, table=True, phi=True),
+                 lambda: model.latent_table(data, yy, w, idx),
+                 lambda: model.phi_sum(data, yy, z, idx),
+                 lambda: model.joint_features(data, yy, z, idx)]
+        for call in calls:
+            with pytest.raises(ValueError, match=r"\(example 7, "):
+                call()
 
 
 def test_simplex_qp_refuses_an_indefinite_gram_matrix():

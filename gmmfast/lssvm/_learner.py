@@ -332,7 +332,9 @@ class LatentSSVM(BaseEstimator):
     def _check_scores_at_zero(family: LSSVMBounds) -> None:
         """The loss-augmented pass at w = 0 (the one the first bound's check makes) free of
         NaN and infinity: else a joint feature is not finite (0 * NaN = 0 * inf = NaN), a
-        ValueError naming the model (it was reported as a first bound not touching F)."""
+        ValueError naming the model (it was reported as a first bound not touching F). The
+        base class's enumeration checks every feature it reads (naming joint_feature and the
+        example); this catches a model whose own batch methods give NaN or infinity."""
         aug = family.at(family.w0).aug
         if (np.isnan(aug.table).any() or not np.isfinite(aug.H).all()
                 or not np.isfinite(aug.phi_sum).all()):

@@ -167,6 +167,26 @@ class LatentModel:
     def joint_feature(self, x: Any, y: int, z: int) -> np.ndarray:
         raise NotImplementedError
 
+    def _checked_feature(self, x: Any, i: int, y: int, z: Any, size: int) -> np.ndarray:
+        """``joint_feature(x, y, z)`` of example ``i`` as the batch methods below receive it:
+        a vector of ``size`` finite real numbers, else a ValueError naming the method and
+        the example. Each vector is checked where it is received (its length compared, its
+        values tested by np.isfinite), with no further call to the model, so a model whose
+        sizes differ between examples, or whose features are NaN or infinite for some
+        (y, z), is named whichever pass reads them first. The vector is returned as the
+        model gave it (np.asarray keeps its dtype): the arithmetic is that of before."""
+        phi = np.asarray(self.joint_feature(x, y, z))
+        if phi.shape != (size,) or phi.dtype.kind not in "fiub":
+            raise ValueError(
+                f"{type(self).__name__}.joint_feature must return a vector of "
+                f"size_joint_feature(data) = {size} real numbers, got dtype {phi.dtype} and "
+                f"shape {phi.shape} (example {i}, y={y}, z={_latent_text(z)}).")
+        if not np.isfinite(phi).all():
+            raise ValueError(
+                f"{type(self).__name__}.joint_feature gave NaN or infinity (example {i}, "
+                f"y={y}, z={_latent_text(z)}): joint features must be finite.")
+        return phi
+
     def feature_norm_bound(self, data: Any) -> Optional[float]:
         """An upper bound on ||phi(x_i, y, z)|| over the examples, labels and latent values
         (None when unknown; the learner then skips its check of ``lam``)."""
@@ -197,13 +217,14 @@ class LatentModel:
         phi_sum = np.zeros(self.size_joint_feature(data)) if phi else None
         loss_sum = 0.0
         C = self.n_classes
+        D = len(w)
         for r, i in enumerate(idx):
             x = self.example(data, int(i))
             yi = int(y[i])
             best, by, bz = -np.inf, 0, 0
             for z in range(int(nl[i])):
                 for c in range(C):
-                    s = float(np.dot(w, self.joint_feature(x, c, z)))
+                    s = float(np.dot(w, self._checked_feature(x, i, c, z, D)))
                     if table and c == yi:
                         tab[r, z] = s
                     v = s + (self.loss(yi, c) if augment else 0.0)
@@ -211,7 +232,7 @@ class LatentModel:
                         best, by, bz = v, c, z
             H[r], y_hat[r], z_hat[r] = best, by, bz
             if phi:
-                phi_sum += self.joint_feature(x, by, bz)
+                phi_sum += self._checked_feature(x, i, by, bz, D)
                 loss_sum += self.loss(yi, by)
         return Augmented(H, y_hat, z_hat, tab, phi_sum, loss_sum)
 
@@ -220,26 +241,29 @@ class LatentModel:
         self._single_latent_only(data, "latent_table")
         nl = self.n_latent(data)
         tab = np.full((idx.shape[0], int(nl.max())), -np.inf)
+        D = len(w)
         for r, i in enumerate(idx):
             x = self.example(data, int(i))
             for z in range(int(nl[i])):
-                tab[r, z] = float(np.dot(w, self.joint_feature(x, int(y[i]), z)))
+                tab[r, z] = float(np.dot(w, self._checked_feature(x, i, int(y[i]), z, D)))
         return tab
 
     def phi_sum(self, data: Any, y: np.ndarray, z: np.ndarray, idx: np.ndarray) -> np.ndarray:
         """sum_r phi(x_i, y_i, z[r]) over i = idx[r]."""
         self._single_latent_only(data, "phi_sum")
         out = np.zeros(self.size_joint_feature(data))
+        D = out.shape[0]
         for r, i in enumerate(idx):
-            out += self.joint_feature(self.example(data, int(i)), int(y[i]), int(z[r]))
+            out += self._checked_feature(self.example(data, int(i)), i, int(y[i]), int(z[r]), D)
         return out
 
     def joint_features(self, data: Any, y: np.ndarray, z: np.ndarray,
                        idx: np.ndarray) -> np.ndarray:
         """phi(x_i, y_i, z[r]) for i = idx[r], as rows of an (m, size_joint_feature) array."""
-        return np.array([self.joint_feature(self.example(data, int(i)), int(y[i]), int(z[r]))
-                         for r, i in enumerate(idx)], dtype=np.float64).reshape(
-            idx.shape[0], self.size_joint_feature(data))
+        D = self.size_joint_feature(data)
+        return np.array([self._checked_feature(self.example(data, int(i)), i, int(y[i]),
+                                               int(z[r]), D)
+                         for r, i in enumerate(idx)], dtype=np.float64).reshape(idx.shape[0], D)
 
     def bcfw_epoch(self, data: Any, y: np.ndarray, idx: np.ndarray, order: np.ndarray,
                    w: np.ndarray, P: np.ndarray, ell: np.ndarray, lam: float) -> float:
@@ -255,7 +279,7 @@ class LatentModel:
             a = self.loss_augmented(data, y, w, idx[r:r + 1])
             yh = int(a.y_hat[0])
             zh = a.z_hat[0] if a.z_hat.ndim > 1 else int(a.z_hat[0])
-            phi_hat = self.joint_feature(self.example(data, i), yh, zh)
+            phi_hat = self._checked_feature(self.example(data, i), i, yh, zh, len(w))
             lhat = self.loss(int(y[i]), yh) / m
             diff = phi_hat - P[r]
             num = float(diff @ w) / m - ell[r] + lhat
@@ -268,6 +292,11 @@ class LatentModel:
             P[r] += gamma * diff
             ell[r] = (1 - gamma) * ell[r] + gamma * lhat
         return gaps
+
+
+def _latent_text(z: Any) -> str:
+    """A latent value for a message: an int, or a short list (several latent variables)."""
+    return str(np.asarray(z).tolist()) if np.ndim(z) else str(int(z))
 
 
 # -- checks of the models' data and arguments (they reach boundscheck=False kernels) --------
@@ -359,7 +388,8 @@ def check_size_joint_feature(model: Any, data: Any) -> int:
 def check_joint_feature(model: Any, data: Any, y: int, z: Any, size: int) -> None:
     """One joint feature, phi(x_0, y, z) of the first example: a vector of ``size`` real
     numbers (size_joint_feature), else a ValueError naming ``model.joint_feature`` and what
-    it returned. A spot check: a model whose sizes differ between examples is not caught."""
+    it returned. A spot check before the first pass; the base class's batch methods check
+    every feature they read (:meth:`LatentModel._checked_feature`)."""
     who = f"{type(model).__name__}.joint_feature"
     phi = np.asarray(model.joint_feature(model.example(data, 0), y, z))
     if phi.dtype.kind not in "fiub" or phi.shape != (size,):
