@@ -865,6 +865,29 @@ def test_every_joint_feature_of_a_plain_python_model_is_checked():
                 call()
 
 
+def test_check_loss_matrix_makes_one_copy():
+    """check_loss_matrix did np.array(check_array(loss)): two copies of an integer or list
+    loss (check_array's conversion, then np.array's), where one is enough."""
+    import tracemalloc
+
+    from gmmfast.lssvm._models import check_loss_matrix
+    C = 600
+    nbytes = C * C * 8
+    user = (1 - np.eye(C, dtype=np.int64)) * 3
+    for loss in (user, user.astype(np.float64).tolist(), user.astype(np.float64),
+                 np.asfortranarray(user.astype(np.float64))):
+        tracemalloc.start()
+        try:
+            Lm = check_loss_matrix(loss, C)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert peak < 1.5 * nbytes, (type(loss), peak / nbytes)
+        np.testing.assert_array_equal(Lm, user)
+        assert Lm.dtype == np.float64 and Lm.flags.c_contiguous
+        assert not np.may_share_memory(Lm, loss)       # the model's own copy
+
+
 def test_simplex_qp_refuses_an_indefinite_gram_matrix():
     """G = [[1, 2], [2, 1]] (eigenvalues 3 and -1) is symmetric with a positive diagonal:
     it was accepted and the point returned was the objective's minimum on the simplex."""

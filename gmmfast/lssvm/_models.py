@@ -347,19 +347,34 @@ def check_prepared(data: Any, kind: type) -> np.ndarray:
     return X
 
 
-def check_loss_matrix(loss: Optional[Any], n_classes: int) -> np.ndarray:
-    """Delta(y_true, y) as a (C, C) array: 0-1 when None; else finite, >= 0, zero diagonal."""
+def check_loss_matrix(loss: Optional[Any], n_classes: int, name: str = "loss") -> np.ndarray:
+    """Delta(y_true, y) as a (C, C) float64 C-contiguous array of its own (never the caller's
+    memory): 0-1 when None; else finite, >= 0, zero diagonal, else a ValueError naming
+    ``name``."""
     C = n_classes
     if loss is None:
         return 1.0 - np.eye(C)
     # real numbers only (check_array refuses strings, complex and other non-numeric
-    # entries, naming loss); a copy, so that the model never shares the caller's array
-    Lm = np.array(check_array(loss, "loss", dtype=np.float64, ndim=2, finite=False))
-    if Lm.shape != (C, C) or not np.isfinite(Lm).all() or (Lm < 0).any() \
-            or (np.diag(Lm) != 0).any():
-        raise ValueError(f"loss must be a finite non-negative ({C}, {C}) array with a "
-                         "zero diagonal.")
-    return np.ascontiguousarray(Lm)
+    # entries, naming loss). One copy, so that the model never shares the caller's array:
+    # check_array made one already unless loss was a C-contiguous float64 array (or wraps
+    # one), which it then returns or views
+    Lm = check_array(loss, name, dtype=np.float64, ndim=2, finite=False)
+    if not isinstance(loss, (list, tuple)) and np.may_share_memory(Lm, loss):
+        Lm = Lm.copy()
+    got = None
+    if Lm.shape != (C, C):
+        got = f"shape {Lm.shape}"
+    elif not np.isfinite(Lm).all():
+        got = "NaN or infinity"
+    elif (Lm < 0).any():
+        got = f"a negative value ({float(Lm.min())!r})"
+    elif (np.diag(Lm) != 0).any():
+        k = int(np.flatnonzero(np.diag(Lm))[0])
+        got = f"[{k}, {k}] = {float(Lm[k, k])!r}"
+    if got is not None:
+        raise ValueError(f"{name} must be a finite non-negative ({C}, {C}) array with a "
+                         f"zero diagonal, got {got}.")
+    return Lm
 
 
 # -- a model's answers checked where they enter the learner (a model written in Python may
