@@ -865,6 +865,39 @@ def test_every_joint_feature_of_a_plain_python_model_is_checked():
                 call()
 
 
+def test_plain_python_model_loss_matrix_is_checked():
+    """LatentSSVM.fit took model.loss_matrix() through np.asarray(dtype=float64): strings
+    were parsed, a wrong shape indexed (too large) or raised a raw IndexError (too small),
+    NaN was reported as 'F(0) is 0', negative losses and a non-zero diagonal went in."""
+    def model_with(matrix):
+        class BadLoss(_TinyModel):
+            def loss_matrix(self):
+                return matrix
+        return BadLoss()
+
+    X, y = _tiny_data()
+    who = r"BadLoss.loss_matrix\(\) must "
+    form = who + r"be a finite non-negative \(2, 2\) array with a zero diagonal, got "
+    for matrix, what in (([[0, 1, 1], [1, 0, 1], [1, 1, 0]], form + r"shape \(3, 3\)"),
+                         ([[0.0]], form + r"shape \(1, 1\)"),
+                         ([[0, np.nan], [1, 0]], form + "NaN or infinity"),
+                         ([[0, -1], [1, 0]], form + r"a negative value \(-1.0\)"),
+                         ([[0, 1], [1, 0.5]], form + r"\[1, 1\] = 0.5"),
+                         ([["0", "1"], ["1", "0"]], who + "contain numbers"),
+                         ([[0, 1j], [1, 0]], r"BadLoss.loss_matrix\(\): Complex data"),
+                         (None, who + r"return an \(2, 2\) array of losses, got None")):
+        est = LatentSSVM(model_with(matrix), max_iter=2, random_state=0)
+        with pytest.raises(ValueError, match=what):
+            est.fit(X, y)
+        assert not hasattr(est, "coef_")
+    # a valid matrix of integers (any real dtype) is taken as before
+    est = LatentSSVM(model_with(np.array([[0, 2], [1, 0]])), max_iter=2, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(X, y)
+    assert np.isfinite(est.objective_)
+
+
 def test_check_loss_matrix_makes_one_copy():
     """check_loss_matrix did np.array(check_array(loss)): two copies of an integer or list
     loss (check_array's conversion, then np.array's), where one is enough."""

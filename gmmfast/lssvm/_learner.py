@@ -14,7 +14,7 @@ from .._validation import (NONE, RANDOM_STATE, Interval, Kind, Options, blas_sin
 from ..core import generalized_mm
 from ._dcd import check_dcd_model
 from ._family import LSSVMBounds
-from ._models import LatentModel, check_n_latent
+from ._models import LatentModel, check_model_loss_matrix, check_n_latent
 from ._multifold import MultifoldBias
 from ._potts_bias import PottsBias
 
@@ -65,8 +65,9 @@ class FirstBoundWarning(UserWarning):
 
 
 def objective_at_zero(model: LatentModel, y: np.ndarray) -> float:
-    """F(0) = mean_i max_y Delta(y_i, y): the objective of the null model on labels ``y``."""
-    Lm = np.asarray(model.loss_matrix(), dtype=np.float64)
+    """F(0) = mean_i max_y Delta(y_i, y): the objective of the null model on labels ``y``
+    (``model.loss_matrix()`` checked: a model written in Python may return any array)."""
+    Lm = check_model_loss_matrix(model)
     return float(np.mean(Lm[y].max(axis=1)))
 
 

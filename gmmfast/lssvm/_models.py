@@ -377,6 +377,18 @@ def check_loss_matrix(loss: Optional[Any], n_classes: int, name: str = "loss") -
     return Lm
 
 
+def check_model_loss_matrix(model: Any) -> np.ndarray:
+    """``model.loss_matrix()`` through :func:`check_loss_matrix` (real numbers, finite,
+    >= 0, zero diagonal, (n_classes, n_classes)), else a ValueError naming the method; a
+    model written in Python may break that contract."""
+    who = f"{type(model).__name__}.loss_matrix()"
+    loss = model.loss_matrix()
+    if loss is None:             # check_loss_matrix reads None as the 0-1 loss
+        raise ValueError(f"{who} must return an ({model.n_classes}, {model.n_classes}) "
+                         "array of losses, got None.")
+    return check_loss_matrix(loss, model.n_classes, who)
+
+
 # -- a model's answers checked where they enter the learner (a model written in Python may
 #    break its contract; these checks are one per fit, on small arrays) -----------------------
 def check_n_latent(model: Any, data: Any, shape: Tuple[int, ...]) -> np.ndarray:
