@@ -300,6 +300,23 @@ def test_potts_bias_search_is_checked_before_fitting():
     assert not hasattr(est, "coef_")
 
 
+def test_potts_bias_takes_n_bisect_as_potts_select_does():
+    """PottsBias wanted n_bisect >= 1 while potts_select, which it runs, takes 0 (no
+    bisection: the valid end of the factor-4 bracket of the multiplier), so
+    PottsBias(n_bisect=0) failed in the middle of a fit."""
+    X, y, Z = tiny_scenes(n=24, seed=6)
+    z0 = _init(X, 0.5)
+    kw = dict(lam=1.0, method="gmm-biased", eta=0.2, max_iter=3, tol=0.0, solver_max_iter=300,
+              random_state=0)
+    est = LatentSSVM(RegionPartModel(3, 4, (4, 4)), bias=PottsBias(n_bisect=0), **kw)
+    est.fit(X, y, latent_init=z0)
+    assert est.history_.invariant_violations() == []
+    assert est.bias_.n_bisect == 0 and len(est.bias_.energies) == est.n_iter_ - 1
+    est.set_params(bias=PottsBias(n_bisect=-1))
+    with pytest.raises(ValueError, match="PottsBias n_bisect must be an integer >= 0, got -1"):
+        est.fit(X, y, latent_init=z0)
+
+
 # -- initialisation ----------------------------------------------------------------------------
 def test_coherent_initialisation():
     X, y, Z = tiny_scenes(n=30, seed=5, grid=(6, 6), noise=0.8)

@@ -26,9 +26,9 @@ from ._select import _check_costs
 __all__ = ["PottsBias", "potts_select"]
 
 
-def _check_search(search: Any) -> None:
-    if search not in ("global", "walk"):
-        raise ValueError(f"search must be 'global' or 'walk', got {search!r}.")
+def _check_search(search: Any, name: str = "search") -> None:
+    if not (isinstance(search, str) and search in ("global", "walk")):
+        raise ValueError(f"{name} must be 'global' or 'walk', got {search!r}.")
 
 
 def potts_select(costs: np.ndarray, budget: float, touching: np.ndarray,
@@ -39,7 +39,8 @@ def potts_select(costs: np.ndarray, budget: float, touching: np.ndarray,
 
     ``costs`` (n, R, L) is the per-region cost table (real numbers or +inf, no NaN or
     -inf), ``touching`` (n, R) a labeling within budget (the per-region argmin).
-    ``n_bisect`` (int >= 0) bisection steps on the multiplier, ``max_cycles`` (int >= 1)
+    ``n_bisect`` (int >= 0) bisection steps on the multiplier once step 1 has bracketed it
+    within a factor 4 (0 keeps the bracket's valid end), ``max_cycles`` (int >= 1)
     alpha-expansion cycles per image, ``exchanges`` (int >= 0) as in step 3.
 
     ``search="walk"`` climbs from the touching labeling on the paper's walk
@@ -313,9 +314,12 @@ class PottsBias:
 
     Parameters
     ----------
-    n_bisect : int, default=30
-        Bisection steps on the multiplier.
-    max_cycles : int, default=20
+    n_bisect : int >= 0, default=30
+        Bisection steps on the multiplier once a factor-4 bracket of it is found, as
+        :func:`potts_select` (which runs them) takes them: 0 keeps the bracket's valid end,
+        fewer alpha-expansion batches for a labeling that is within the budget as always,
+        if perhaps less coherent.
+    max_cycles : int >= 1, default=20
         Alpha-expansion cycles per image.
     search : {"global", "walk"}, default="global"
         "global": the most coherent valid labeling that potts_select finds
@@ -343,14 +347,25 @@ class PottsBias:
         """A new bias with the same parameters and no record."""
         return PottsBias(self.n_bisect, self.max_cycles, self.search)
 
-    def setup(self, family: Any, rng: np.random.Generator) -> None:
-        grid = getattr(family.model, "grid", None)
-        if grid is None or family.latent_shape != (grid[0] * grid[1],):
+    def check_params(self) -> None:
+        """n_bisect (int >= 0), max_cycles (int >= 1) and search as documented, else a
+        ValueError naming the parameter (as ``PottsBias n_bisect`` etc.)."""
+        check_int(self.n_bisect, "PottsBias n_bisect", 0)
+        check_int(self.max_cycles, "PottsBias max_cycles", 1)
+        _check_search(self.search, "PottsBias search")
+
+    @staticmethod
+    def check_model(model: Any, latent_shape: Tuple[int, ...]) -> None:
+        """A model with a grid of regions and one latent part label per region (the
+        ``latent_shape`` it gives the data), else a ValueError."""
+        grid = getattr(model, "grid", None)
+        if grid is None or tuple(latent_shape) != (grid[0] * grid[1],):
             raise ValueError("the Potts bias needs a model with a grid of regions and one latent "
-                             f"part label per region (e.g. RegionPartModel); got {family.model!r}.")
-        check_int(self.n_bisect, "n_bisect", 1)
-        check_int(self.max_cycles, "max_cycles", 1)
-        _check_search(self.search)
+                             f"part label per region (e.g. RegionPartModel); got {model!r}.")
+
+    def setup(self, family: Any, rng: np.random.Generator) -> None:
+        self.check_model(family.model, family.latent_shape)
+        self.check_params()
 
     def select_valid(self, family: Any, point: Any, budget: float,
                      rng: np.random.Generator) -> Selection:
