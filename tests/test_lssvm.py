@@ -690,6 +690,43 @@ def test_multifold_bias_checks_its_parameters_at_fit():
         assert not hasattr(est, "coef_")
 
 
+def test_multifold_bias_fails_before_any_pass():
+    """A bad MultifoldBias (or one example for its folds) was found by setup, after the
+    first bound had been built and its pass over the data made, and after the estimator
+    had been marked unfitted: a bad bias parameter now fails as LatentSSVM's own do,
+    before any work, leaving a fitted estimator as it was."""
+    from gmmfast.lssvm import MultifoldBias
+
+    class Counting(LatentMulticlassModel):
+        passes = 0
+
+        def loss_augmented(self, *args, **kwargs):
+            self.passes += 1
+            return super().loss_augmented(*args, **kwargs)
+
+    D = tiny_digits(30)
+    model = Counting(6, positions=D.positions)
+    est = LatentSSVM(model, method="gmm-biased", n_folds=3, max_iter=2, random_state=0)
+    est.fit(D.data, D.target)
+    coef, pred = est.coef_.copy(), est.predict(D.data)
+    for bias, X, y, what in (
+            (MultifoldBias(n_folds=1), D.data, D.target, "MultifoldBias n_folds must be an "
+                                                         "integer >= 2, got 1"),
+            (MultifoldBias(tol=-1.0), D.data, D.target, "MultifoldBias tol must be None or"),
+            (MultifoldBias(max_iter=0), D.data, D.target, "MultifoldBias max_iter must be"),
+            (MultifoldBias(3), D.data[:1], D.target[:1], "the multifold bias needs at least 2 "
+                                                         "folds and 2 examples, got n_folds=3 "
+                                                         "with 1 examples"),
+            ("potts", D.data, D.target, "the Potts bias needs a model with a grid of regions")):
+        model.passes = 0
+        est.set_params(bias=bias)
+        with pytest.raises(ValueError, match=what):
+            est.fit(X, y)
+        assert model.passes == 0
+        np.testing.assert_array_equal(est.coef_, coef)        # the last fit, still usable
+        np.testing.assert_array_equal(est.predict(D.data), pred)
+
+
 class _TinyModel(LatentModel):
     """A plain-Python model keeping its contract: 3 latent values, features x[z] in y's block."""
 

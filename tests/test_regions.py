@@ -317,6 +317,42 @@ def test_potts_bias_takes_n_bisect_as_potts_select_does():
         est.fit(X, y, latent_init=z0)
 
 
+def test_potts_bias_fails_before_any_pass():
+    """PottsBias's parameters were checked by setup, after the first bound had been built
+    and its pass over the data made, and after the estimator had been marked unfitted: a
+    bad one now fails as LatentSSVM's own parameters do, before any work, naming
+    the parameter and what it accepts, and a fitted estimator is left as it was."""
+    class Counting(RegionPartModel):
+        passes = 0
+
+        def loss_augmented(self, *args, **kwargs):
+            self.passes += 1
+            return super().loss_augmented(*args, **kwargs)
+
+    X, y, Z = tiny_scenes(n=12, seed=6)
+    z0 = _init(X, 0.5)
+    model = Counting(3, 4, (4, 4))
+    est = LatentSSVM(model, lam=1.0, method="gmm-biased", bias=PottsBias(search="walk"),
+                     max_iter=2, random_state=0)
+    est.fit(X, y, latent_init=z0)
+    assert not np.array_equal(est.coef_, np.zeros_like(est.coef_))
+    coef, pred = est.coef_.copy(), est.predict(X)
+    for bias, what in ((PottsBias(n_bisect=-1), "PottsBias n_bisect must be an integer >= 0, "
+                                                "got -1"),
+                       (PottsBias(n_bisect=2.5), "PottsBias n_bisect must be an integer >= 0"),
+                       (PottsBias(max_cycles=0), "PottsBias max_cycles must be an integer >= 1, "
+                                                 "got 0"),
+                       (PottsBias(search="local"), "PottsBias search must be 'global' or "
+                                                   "'walk', got 'local'")):
+        model.passes = 0
+        est.set_params(bias=bias)
+        with pytest.raises(ValueError, match=what):
+            est.fit(X, y, latent_init=z0)
+        assert model.passes == 0
+        np.testing.assert_array_equal(est.coef_, coef)        # the last fit, still usable
+        np.testing.assert_array_equal(est.predict(X), pred)
+
+
 # -- initialisation ----------------------------------------------------------------------------
 def test_coherent_initialisation():
     X, y, Z = tiny_scenes(n=30, seed=5, grid=(6, 6), noise=0.8)

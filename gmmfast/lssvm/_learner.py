@@ -344,6 +344,30 @@ class LatentSSVM(BaseEstimator):
                              f"features must be finite ({name}.joint_feature, or its "
                              "loss_augmented / latent_table, gave NaN or infinity).")
 
+    def _fresh_bias(self) -> Any:
+        """The bias of "gmm-biased" as fit uses it, its parameters checked (before any work,
+        so that a bad one fails fast and leaves the estimator as it was): "multifold" and
+        "potts" built, a MultifoldBias or PottsBias copied (fit never mutates params), a
+        callable as it is."""
+        bias = self.bias
+        if isinstance(bias, str):
+            bias = MultifoldBias(int(self.n_folds)) if bias == "multifold" else PottsBias()
+        elif isinstance(bias, MultifoldBias):
+            bias = MultifoldBias(bias.n_folds, tol=bias.tol, max_iter=bias.max_iter)
+        elif isinstance(bias, PottsBias):
+            bias = bias.fresh()
+        if isinstance(bias, (MultifoldBias, PottsBias)):
+            bias.check_params()
+        return bias
+
+    def _check_bias_fits(self, bias: Any, data: Any, n: int) -> None:
+        """The bias usable on these data (checked before any pass over them): the multifold
+        bias needs 2 examples, the Potts bias a model with a grid of regions."""
+        if isinstance(bias, MultifoldBias):
+            bias.check_n_samples(n)
+        elif isinstance(bias, PottsBias):
+            bias.check_model(self.model, tuple(self.model.latent_shape(data)))
+
     def _renamed(self, old: str, new: str, default: Any) -> Any:
         """The value of parameter ``new``, or of its deprecated name ``old`` (with a warning)."""
         value = getattr(self, old)
@@ -422,10 +446,13 @@ class LatentSSVM(BaseEstimator):
             no latent value was updated.
         """
         validate_params(self.get_params(), self._parameter_constraints)
+        bias = self._fresh_bias() if self.method == "gmm-biased" else None
         model = self.model
         data = model.prepare(X)
         n = model.n_samples(data)
         p = self._fit_params(data)
+        if bias is not None:
+            self._check_bias_fits(bias, data, n)
         y = self._check_y(y, n)
         rng = check_random_state(self.random_state)
         z0 = self._latent_init(data, latent_init, rng)
@@ -454,13 +481,6 @@ class LatentSSVM(BaseEstimator):
             elif method == "gmm-random":
                 selection = "random"
             else:
-                bias = self.bias
-                if isinstance(bias, str):
-                    bias = MultifoldBias(p["n_folds"]) if bias == "multifold" else PottsBias()
-                elif isinstance(bias, MultifoldBias):   # a fresh one: fit never mutates params
-                    bias = MultifoldBias(bias.n_folds, tol=bias.tol, max_iter=bias.max_iter)
-                elif isinstance(bias, PottsBias):
-                    bias = bias.fresh()
                 if isinstance(bias, (MultifoldBias, PottsBias)):
                     bias.setup(family, rng)
                 selection = bias

@@ -30,7 +30,8 @@ class MultifoldBias:
         Duality-gap tolerance (absolute, > 0) and iteration cap (>= 1) of the fold models'
         bound solvers; by default those of the family.
 
-    The parameters are checked by :meth:`setup` (at the start of a fit), as PottsBias's.
+    The parameters are checked at the start of :meth:`LatentSSVM.fit` (before any pass over
+    the data), as PottsBias's, and again by :meth:`setup`.
     """
 
     _parameter_constraints: dict = {
@@ -57,13 +58,17 @@ class MultifoldBias:
         validate_params({shown: getattr(self, k) for shown, k in names.items()},
                         {shown: self._parameter_constraints[k] for shown, k in names.items()})
 
+    def check_n_samples(self, n: int) -> None:
+        """At least 2 folds of examples: n >= 2 (n_folds >= 2 is a parameter's check)."""
+        if min(self.n_folds, n) < 2:
+            raise ValueError(f"the multifold bias needs at least 2 folds and 2 examples, got "
+                             f"n_folds={self.n_folds} with {n} examples.")
+
     def setup(self, family: "LSSVMBounds", rng: np.random.Generator) -> None:
         self.check_params()
         n = family.n
+        self.check_n_samples(n)
         K = min(self.n_folds, n)
-        if K < 2:
-            raise ValueError(f"the multifold bias needs at least 2 folds and 2 examples, got "
-                             f"n_folds={self.n_folds} with {n} examples.")
         perm = rng.permutation(n)
         self.folds = np.empty(n, dtype=np.int64)
         self.folds[perm] = np.arange(n) % K

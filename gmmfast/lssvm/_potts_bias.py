@@ -328,6 +328,9 @@ class PottsBias:
         reaches from the touching labeling by single-region moves within the
         budget (a local maximum on the paper's walk graph).
 
+    The parameters are checked at the start of :meth:`LatentSSVM.fit` (before any pass
+    over the data), and again by :meth:`setup`.
+
     Attributes
     ----------
     multipliers, energies, touching_energies : lists of float
