@@ -843,6 +843,7 @@ def _tiny_data(n=20, seed=0):
     return [rng.standard_normal((3, 2)) for _ in range(n)], rng.integers(0, 2, n)
 
 
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")  # NaN * w
 def test_every_joint_feature_of_a_plain_python_model_is_checked():
     """Only the first example's feature was checked for its size, and NaN or infinity only
     where the w = 0 pass let it through: a wrong size elsewhere gave numpy's 'shapes not

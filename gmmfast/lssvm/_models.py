@@ -43,6 +43,7 @@ This module holds the base model, the record of an inference pass
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Optional, Tuple
 
@@ -167,25 +168,43 @@ class LatentModel:
     def joint_feature(self, x: Any, y: int, z: int) -> np.ndarray:
         raise NotImplementedError
 
-    def _checked_feature(self, x: Any, i: int, y: int, z: Any, size: int) -> np.ndarray:
+    def _checked_feature(self, x: Any, i: int, y: int, z: Any, size: int,
+                         finite: bool = True) -> np.ndarray:
         """``joint_feature(x, y, z)`` of example ``i`` as the batch methods below receive it:
         a vector of ``size`` finite real numbers, else a ValueError naming the method and
         the example. Each vector is checked where it is received (its length compared, its
-        values tested by np.isfinite), with no further call to the model, so a model whose
-        sizes differ between examples, or whose features are NaN or infinite for some
-        (y, z), is named whichever pass reads them first. The vector is returned as the
-        model gave it (np.asarray keeps its dtype): the arithmetic is that of before."""
+        values tested by np.isfinite unless ``finite`` is False, when the caller tests
+        them), with no further call to the model, so a model whose sizes differ between
+        examples, or whose features are NaN or infinite for some (y, z), is named whichever
+        pass reads them first. The vector is returned as the model gave it (np.asarray
+        keeps its dtype): the arithmetic is that of before."""
         phi = np.asarray(self.joint_feature(x, y, z))
         if phi.shape != (size,) or phi.dtype.kind not in "fiub":
             raise ValueError(
                 f"{type(self).__name__}.joint_feature must return a vector of "
                 f"size_joint_feature(data) = {size} real numbers, got dtype {phi.dtype} and "
                 f"shape {phi.shape} (example {i}, y={y}, z={_latent_text(z)}).")
+        if finite:
+            self._check_finite(phi, i, y, z)
+        return phi
+
+    def _check_finite(self, phi: np.ndarray, i: int, y: int, z: Any) -> None:
         if not np.isfinite(phi).all():
             raise ValueError(
                 f"{type(self).__name__}.joint_feature gave NaN or infinity (example {i}, "
                 f"y={y}, z={_latent_text(z)}): joint features must be finite.")
-        return phi
+
+    def _checked_score(self, w: np.ndarray, x: Any, i: int, y: int, z: Any,
+                       size: int) -> float:
+        """w.phi(x_i, y, z), the feature checked as by :meth:`_checked_feature` but its
+        finiteness on the score: with w finite, w.phi is NaN or infinite exactly when phi
+        holds a NaN or an infinity (or the sum overflows), so np.isfinite reads phi only
+        then (a score overflowing from finite features goes on as before)."""
+        phi = self._checked_feature(x, i, y, z, size, finite=False)
+        s = float(np.dot(w, phi))
+        if not math.isfinite(s):
+            self._check_finite(phi, i, y, z)
+        return s
 
     def feature_norm_bound(self, data: Any) -> Optional[float]:
         """An upper bound on ||phi(x_i, y, z)|| over the examples, labels and latent values
@@ -224,7 +243,7 @@ class LatentModel:
             best, by, bz = -np.inf, 0, 0
             for z in range(int(nl[i])):
                 for c in range(C):
-                    s = float(np.dot(w, self._checked_feature(x, i, c, z, D)))
+                    s = self._checked_score(w, x, i, c, z, D)
                     if table and c == yi:
                         tab[r, z] = s
                     v = s + (self.loss(yi, c) if augment else 0.0)
@@ -245,7 +264,7 @@ class LatentModel:
         for r, i in enumerate(idx):
             x = self.example(data, int(i))
             for z in range(int(nl[i])):
-                tab[r, z] = float(np.dot(w, self._checked_feature(x, i, int(y[i]), z, D)))
+                tab[r, z] = self._checked_score(w, x, i, int(y[i]), z, D)
         return tab
 
     def phi_sum(self, data: Any, y: np.ndarray, z: np.ndarray, idx: np.ndarray) -> np.ndarray:
