@@ -497,3 +497,99 @@ def test_figure_file_is_what_savefig_writes(tmp_path, capsys):
     # no suffix: savefig appends its default format's
     assert check_figure_file("x", "--figure", str(tmp_path / "f")) == str(tmp_path / "f.png")
     assert check_figure_file("x", "--figure", str(tmp_path / "f.")) == str(tmp_path / "f.png")
+
+
+# ------------------------------------------------ outputs: whole or not at all, checked first
+
+def _enospc(fname, X, **kw):
+    """np.savetxt on a full disk: part of the file written, then ENOSPC."""
+    import errno
+    fh = open(fname, "w") if isinstance(fname, str) else fname
+    fh.write("0\n1\n")
+    fh.flush()
+    raise OSError(errno.ENOSPC, "No space left on device")
+
+
+def test_cluster_write_failure_leaves_no_partial_file(tmp_path, capsys, monkeypatch):
+    path = small_points(tmp_path)
+    for option in ("-o", "--centers"):
+        out = tmp_path / "out.txt"
+        out.write_text("old\n")
+        with monkeypatch.context() as m:
+            m.setattr(np, "savetxt", _enospc)
+            line = cli_error(capsys, ["cluster", str(path), "-k", "2", option, str(out)])
+        # was: 'cannot write: [Errno 28] ...' (no file named) and a truncated, partial file
+        assert line.endswith(f"error: cannot write {out}: No space left on device"), line
+        assert out.read_text() == "old\n"
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["out.txt", "x.txt"]
+
+
+def test_atomic_writers_leave_the_old_file_or_none(tmp_path):
+    from gmmfast._atomic import atomic_open, atomic_path
+    target = tmp_path / "t.csv"
+    for exc in (OSError(28, "No space left on device"), KeyboardInterrupt()):
+        with pytest.raises(type(exc)) as info:
+            with atomic_open(target) as fh:
+                fh.write("partial")
+                raise exc
+        assert not target.exists() and list(tmp_path.iterdir()) == []
+        if isinstance(exc, OSError):
+            assert info.value.filename == str(target)     # the target, not the temporary
+    target.write_text("old")
+    target.chmod(0o640)
+    link = tmp_path / "link.csv"
+    link.symlink_to(target)
+    with atomic_path(link) as tmp:
+        assert tmp.endswith(".csv") and tmp != str(target)
+        with open(tmp, "w") as fh:
+            fh.write("new")
+    assert link.is_symlink() and target.read_text() == "new"     # the link still points there
+    assert target.stat().st_mode & 0o777 == 0o640                # the file's mode kept
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.csv", "t.csv"]
+
+
+
+@pytest.mark.parametrize("stdout", ["file", "pipe"])
+def test_cluster_writes_labels_to_dev_stdout(tmp_path, stdout):
+    import os
+    import subprocess
+    import sys
+    path = small_points(tmp_path)
+    before = os.lstat("/dev/stdout")[:3]            # mode, inode, device
+    argv = [sys.executable, "-m", "gmmfast", "cluster", str(path), "-k", "2",
+            "-o", "/dev/stdout"]
+    if stdout == "file":            # /dev/stdout is then a regular file: not to be replaced
+        with open(tmp_path / "out", "w") as fh:
+            proc = subprocess.run(argv, stdout=fh, stderr=subprocess.PIPE, text=True,
+                                  timeout=300)
+        text = (tmp_path / "out").read_text()
+    else:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+        text = proc.stdout
+    assert proc.returncode == 0, proc.stderr
+    labels = [line for line in text.splitlines() if line in ("0", "1")]
+    assert len(labels) == 30 and "wrote /dev/stdout" in text
+    assert os.lstat("/dev/stdout")[:3] == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["x.txt"] + (
+        ["out"] if stdout == "file" else []))
+
+
+def test_cluster_writes_labels_into_a_named_pipe(tmp_path, capsys):
+    import os
+    import threading
+    path = small_points(tmp_path)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_text()))
+    reader.start()
+    try:
+        assert cli.main(["cluster", str(path), "-k", "2", "-o", str(fifo)]) == 0
+    finally:
+        if reader.is_alive():           # nothing written: let the reader go
+            with open(fifo, "w"):
+                pass
+        reader.join(timeout=60)
+    assert got and len(got[0].split()) == 30
+    assert fifo.is_fifo() and sorted(p.name for p in tmp_path.iterdir()) == ["fifo", "x.txt"]
+

@@ -7,16 +7,30 @@ checked before any work is done.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from pathlib import Path
-from typing import List, NoReturn, Optional, Sequence, Tuple, Union
+from typing import Iterator, List, NoReturn, Optional, Sequence, Tuple, Union
+
+from .._atomic import describe, is_special
 
 
 def fail(cmd: str, message: str) -> NoReturn:
     """Report ``message`` as ``gmmfast <cmd>: error: ...`` and exit with code 2."""
     print(f"gmmfast {cmd}: error: {message}", file=sys.stderr)
     raise SystemExit(2)
+
+
+@contextlib.contextmanager
+def writing(cmd: str) -> Iterator[None]:
+    """An OSError in the block (a file that cannot be written: the writers of
+    :mod:`gmmfast._atomic` leave no partial file) reported as ``cannot write FILE: REASON``
+    by :func:`fail` (exit code 2)."""
+    try:
+        yield
+    except OSError as exc:
+        fail(cmd, f"cannot write {describe(exc)}")
 
 
 #: Largest integer an option takes (the kernels count in int64).
@@ -71,10 +85,15 @@ def _writable_dir(path: Path) -> bool:
 
 
 def check_output_file(cmd: str, option: str, path: str) -> None:
-    """Fail unless ``path`` can be written: not a folder, in an existing writable folder."""
+    """Fail unless ``path`` can be written: not a folder, in an existing writable folder (a
+    device or a pipe, such as /dev/stdout, written in place: writable itself)."""
     p = Path(path)
     if p.is_dir():
         fail(cmd, f"{option} {path}: is a folder, not a file")
+    if is_special(path):        # /dev/stdout, a pipe: written in place, its folder unused
+        if not os.access(path, os.W_OK):
+            fail(cmd, f"{option} {path}: not writable")
+        return
     parent = p.parent if str(p.parent) else Path(".")
     if not parent.is_dir():
         fail(cmd, f"{option} {path}: folder {parent} does not exist")

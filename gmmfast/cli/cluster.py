@@ -8,8 +8,9 @@ from pathlib import Path
 
 import numpy as np
 
+from .._atomic import atomic_open
 from ._args import (check_distinct_files, check_output_file, eta, fail, nonnegative_int,
-                    positive_int)
+                    positive_int, writing)
 
 CMD = "cluster"
 
@@ -116,7 +117,7 @@ def _run_dask(args, path, client) -> int:
           f"{est.n_iter_} iterations, {seconds:.2f} s")
     sizes = np.zeros(args.n_clusters, dtype=np.int64)
     if args.output:
-        with open(args.output, "w") as fh:
+        with writing(CMD), atomic_open(args.output) as fh:
             for block in est.labels_.to_delayed().ravel():
                 labels = block.compute()
                 sizes += np.bincount(labels, minlength=args.n_clusters)
@@ -128,9 +129,14 @@ def _run_dask(args, path, client) -> int:
     if args.output:
         print(f"wrote {args.output}")
     if args.centers:
-        np.savetxt(args.centers, est.cluster_centers_, delimiter=",", fmt="%.10g")
-        print(f"wrote {args.centers}")
+        _write_centers(args.centers, est.cluster_centers_)
     return 0
+
+
+def _write_centers(path: str, centers) -> None:
+    with writing(CMD), atomic_open(path) as fh:
+        np.savetxt(fh, centers, delimiter=",", fmt="%.10g")
+    print(f"wrote {path}")
 
 
 def _fit(args, X):
@@ -186,15 +192,12 @@ def run(args) -> int:
           f"{est.n_iter_} iterations, {seconds:.2f} s")
     print(f"cluster sizes: min {sizes.min()}, median {int(np.median(sizes))}, max {sizes.max()}"
           f"; empty clusters: {int((sizes == 0).sum())}")
-    try:
-        if args.output:
-            np.savetxt(args.output, est.labels_, fmt="%d")
-            print(f"wrote {args.output}")
-        if args.centers:
-            np.savetxt(args.centers, est.cluster_centers_, delimiter=",", fmt="%.10g")
-            print(f"wrote {args.centers}")
-    except OSError as exc:
-        fail(CMD, f"cannot write: {exc}")
+    if args.output:
+        with writing(CMD), atomic_open(args.output) as fh:
+            np.savetxt(fh, est.labels_, fmt="%d")
+        print(f"wrote {args.output}")
+    if args.centers:
+        _write_centers(args.centers, est.cluster_centers_)
     if not args.output and not args.centers:
         print("(use -o labels.csv to save the labels)", file=sys.stderr)
     return 0

@@ -14,7 +14,7 @@ from typing import List, Sequence
 from ..experiments.table1 import (DEFAULT_TRIALS, INITS, METHODS, OUTPUT_FILES, details,
                                   load_dataset, run_trials, summarize, table1, write_outputs)
 from ._args import (check_distinct_files, check_output_dir, eta, fail, nonnegative_int,
-                    positive_int, walk_steps)
+                    positive_int, walk_steps, writing)
 
 CMD = "compare"
 
@@ -112,11 +112,9 @@ def run(args) -> int:
                       methods=methods, trials=args.trials, eta=args.eta,
                       walk_steps=args.walk_steps, seed=args.seed, wall_seconds=wall,
                       threads=args.threads or os.cpu_count())
-        try:
+        with writing(CMD):
             written = write_outputs(Path(args.out), data, records, summary, config, methods,
                                     inits, args.eta, k)
-        except OSError as exc:
-            fail(CMD, f"cannot write to {args.out}: {exc}")
         for path in written:
             print(f"wrote {path}")
     return 0 if bad == 0 else 1

@@ -14,7 +14,8 @@ import time
 
 from ..experiments.table2 import (INITS, LABELS, LAM, METHODS, compare, lam_floor, objects,
                                   oracle, tables)
-from ._args import fail, nonnegative_int
+from .._atomic import atomic_path
+from ._args import fail, nonnegative_int, writing
 from ._experiment import (DeprecatedAlias, add_experiment_parser, add_run_options,
                           check_args, check_at_least, check_lam_floor, check_outputs)
 from ._report import report, settings
@@ -104,9 +105,11 @@ def run(args) -> int:
             settings([("lambda", f"{'chosen per run by validation from ' if lams else ''}{lam}"),
                       ("eta", args.eta), ("K", args.bias_folds), ("tol", args.tol),
                       ("solver_tol", args.solver_tol), ("max_iter", max_iter)]))
-    report(head, started, text, args.out)
+    with writing(CMD):
+        report(head, started, text, args.out)
     for path in figure:
-        plot_latent_changes(D, results, methods, init, path, labels=LABELS)
+        with writing(CMD), atomic_path(path) as tmp:
+            plot_latent_changes(D, results, methods, init, tmp, labels=LABELS)
         print(f"figure written to {os.path.abspath(path)}")
     return 0
 

@@ -16,7 +16,8 @@ import time
 from .._validation import check_real
 from ..experiments.table3 import (LABELS, LAM, METHODS, NAMED_INITS, compare, figure_path,
                                   init_name, lam_floor, scenes, tables)
-from ._args import fail, nonnegative_int
+from .._atomic import atomic_path
+from ._args import fail, nonnegative_int, writing
 from ._experiment import (DeprecatedAlias, add_experiment_parser, add_run_options,
                           check_args, check_at_least, check_lam_floor, check_outputs)
 from ._report import report, settings
@@ -130,9 +131,11 @@ def run(args) -> int:
             f"RegionPartModel({D.n_classes}, {D.n_parts}, {D.grid}, shared_parts=False); " +
             settings([("lambda", lam), ("eta", args.eta), ("tol", args.tol),
                       ("solver_tol", solver_tol), ("max_iter", max_iter)]))
-    report(head, started, text, args.out)
+    with writing(CMD):
+        report(head, started, text, args.out)
     for init, path in zip(inits, figures):
-        plot_labelings(D, results, methods, init_name(init), path, labels=LABELS)
+        with writing(CMD), atomic_path(path) as tmp:
+            plot_labelings(D, results, methods, init_name(init), tmp, labels=LABELS)
         print(f"figure written to {os.path.abspath(path)}")
     return 0
 

@@ -26,6 +26,7 @@ from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
+from .._atomic import atomic_open, atomic_path
 from ..datasets import read_points
 from ._tables import markdown_table
 
@@ -278,18 +279,19 @@ OUTPUT_FILES = ("compare.csv", "compare.json", "objective.png", "clusterings.png
 def write_outputs(out: Path, data: Dataset, records: List[dict], summary: dict,
                   config: dict, methods: Sequence[str], inits: Sequence[str], eta: float,
                   k: int) -> List[Path]:
-    """compare.csv (one row per fit), compare.json (config + summary), PNG figures."""
+    """compare.csv (one row per fit), compare.json (config + summary), PNG figures; each
+    written whole or not at all (:mod:`gmmfast._atomic`; an OSError names its file)."""
     from ..cluster import GMMKMeans, initial_centers
 
     csv_name, json_name, objective_name, clusterings_name = OUTPUT_FILES
     out.mkdir(parents=True, exist_ok=True)
     written = []
-    with open(out / csv_name, "w", newline="") as fh:
+    with atomic_open(out / csv_name, newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=list(records[0]))
         w.writeheader()
         w.writerows(records)
     written.append(out / csv_name)
-    with open(out / json_name, "w") as fh:
+    with atomic_open(out / json_name) as fh:
         json.dump(dict(config=config, summary=summary), fh, indent=1)
     written.append(out / json_name)
     try:
@@ -297,8 +299,9 @@ def write_outputs(out: Path, data: Dataset, records: List[dict], summary: dict,
     except ImportError:
         print("matplotlib is not installed: no figures (pip install matplotlib)", file=sys.stderr)
         return written
-    plot_objectives(records, methods, inits, eta, out / objective_name,
-                    f"{data.name}, k={k}: SSE per point over {config['trials']} trials")
+    with atomic_path(out / objective_name) as tmp:
+        plot_objectives(records, methods, inits, eta, tmp,
+                        f"{data.name}, k={k}: SSE per point over {config['trials']} trials")
     written.append(out / objective_name)
     if data.X.shape[1] == 2:
         init = "random-partition" if "random-partition" in inits else inits[0]
@@ -311,8 +314,9 @@ def write_outputs(out: Path, data: Dataset, records: List[dict], summary: dict,
                 **method_params(m, eta, config["walk_steps"])).fit(data.X)
             panels.append((f"{method_title(m, eta)}\nSSE/n = {est.inertia_ / data.X.shape[0]:.4g}",
                            est.labels_, est.cluster_centers_))
-        plot_clusterings(data.X, data.y, panels, out / clusterings_name,
-                         f"{data.name}: one {INIT_TITLES[init]} initialisation (trial 0)")
+        with atomic_path(out / clusterings_name) as tmp:
+            plot_clusterings(data.X, data.y, panels, tmp,
+                             f"{data.name}: one {INIT_TITLES[init]} initialisation (trial 0)")
         written.append(out / clusterings_name)
     return written
 
