@@ -593,3 +593,41 @@ def test_cluster_writes_labels_into_a_named_pipe(tmp_path, capsys):
     assert got and len(got[0].split()) == 30
     assert fifo.is_fifo() and sorted(p.name for p in tmp_path.iterdir()) == ["fifo", "x.txt"]
 
+@pytest.fixture
+def compare_calls(monkeypatch):
+    """The experiment commands' compare replaced by a recorder that stops the command."""
+    from gmmfast.cli import lssvm_compare, scene_compare
+    calls = []
+
+    def compare(*args, **kw):
+        calls.append(kw)
+        raise KeyboardInterrupt
+    for module in (lssvm_compare, scene_compare):
+        monkeypatch.setattr(module, "compare", compare)
+    return calls
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["lssvm-compare", "--quick"], dict(n_folds=2, max_iter=5, n_per_class=10)),
+    (["lssvm-compare", "--quick", "--folds", "3", "--max-iter", "7", "--n-per-class", "4"],
+     dict(n_folds=3, max_iter=7, n_per_class=4)),            # was: 2, 5, 10 (--quick's)
+    (["scene-compare", "--quick"], dict(n_seeds=2, max_iter=5, n_train=60, n_test=60)),
+    (["scene-compare", "--quick", "--seeds", "1", "--max-iter", "7", "--n-train", "20",
+      "--n-test", "10"], dict(n_seeds=1, max_iter=7, n_train=20, n_test=10)),
+])
+def test_quick_changes_only_the_defaults_not_given(capsys, compare_calls, argv, expected):
+    assert cli.main(argv) == 130
+    assert {k: compare_calls[-1][k] for k in expected} == expected
+
+
+def test_without_quick_the_defaults_are_the_documented_ones():
+    from gmmfast.cli import lssvm_compare, scene_compare
+    from gmmfast.cli._experiment import resolve_quick
+    for cmd, module, expected in (
+            ("lssvm-compare", lssvm_compare, dict(folds=5, max_iter=100, n_per_class=None)),
+            ("scene-compare", scene_compare,
+             dict(seeds=5, max_iter=200, n_train=300, n_test=300))):
+        args = cli.build_parser().parse_args([cmd])
+        resolve_quick(args, module.DEFAULTS)
+        assert {k: getattr(args, k) for k in expected} == expected
+

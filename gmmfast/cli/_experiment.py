@@ -35,6 +35,15 @@ def add_run_options(p: argparse.ArgumentParser, *, figure: str, oracle: str,
     p.add_argument("--quick", action="store_true", help=quick)
 
 
+def resolve_quick(args: argparse.Namespace, defaults: dict) -> None:
+    """Every option of ``defaults`` (the argparse dest -> (default, default with --quick))
+    that was not given (None) set to its default, or to its --quick default with --quick: an
+    option given on the command line is kept, with --quick or without."""
+    for name, (normal, quick) in defaults.items():
+        if getattr(args, name) is None:
+            setattr(args, name, quick if args.quick else normal)
+
+
 class DeprecatedAlias(argparse.Action):
     """An option kept under its old name for one release: stores the value, warns on stderr."""
 

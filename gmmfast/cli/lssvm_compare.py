@@ -17,10 +17,14 @@ from ..experiments.table2 import (INITS, LABELS, LAM, METHODS, compare, lam_floo
 from .._atomic import atomic_path
 from ._args import fail, nonnegative_int, writing
 from ._experiment import (DeprecatedAlias, add_experiment_parser, add_run_options,
-                          check_args, check_at_least, check_lam_floor, check_outputs)
+                          check_args, check_at_least, check_lam_floor, check_outputs,
+                          resolve_quick)
 from ._report import report, settings
 
 CMD = "lssvm-compare"
+#: Options whose default --quick changes: (default, default with --quick); None: the data
+#: generator's (50 images per class).
+DEFAULTS = {"folds": (5, 2), "max_iter": (100, 5), "n_per_class": (None, 10)}
 
 
 def add_parser(sub) -> None:
@@ -29,7 +33,8 @@ def add_parser(sub) -> None:
                                    "(Table 2 layout)")
     p.add_argument("--inits", default="center,top-left,random",
                    help=f"comma-separated, from {','.join(INITS)}")
-    p.add_argument("--folds", type=int, default=5, help="cross-validation folds")
+    p.add_argument("--folds", type=int, default=None,
+                   help="cross-validation folds (default: 5; 2 with --quick)")
     p.add_argument("--eta", type=float, default=0.1, help="G-MM progress coefficient")
     p.add_argument("--lam", type=float, default=None,
                    help="lambda (default: the one chosen by the calibration's validation)")
@@ -37,19 +42,21 @@ def add_parser(sub) -> None:
                    help="comma-separated lambdas: choose one per run by validation on a fifth "
                         "of its training folds (instead of --lam)")
     p.add_argument("--bias-folds", type=int, default=10, help="K of the multi-fold bias")
-    p.add_argument("--max-iter", type=int, default=100)
+    p.add_argument("--max-iter", type=int, default=None,
+                   help="G-MM iterations at most (default: 100; 5 with --quick)")
     p.add_argument("--tol", type=float, default=1e-3, help="G-MM stopping gap (relative)")
     p.add_argument("--solver-tol", type=float, default=1e-4,
                    help="duality gap of each bound minimisation (relative to F(0))")
     p.add_argument("--cp-tol", dest="solver_tol", type=float, action=DeprecatedAlias,
                    help="deprecated name of --solver-tol")
     p.add_argument("--n-per-class", type=int, default=None,
-                   help="images per class (default: 50, 300 in all)")
+                   help="images per class (default: 50, 300 in all; 10 with --quick)")
     p.add_argument("--seed", type=nonnegative_int, default=0)
     add_run_options(
         p, figure="write Figure 4 (latent locations after training, top-left init) here",
         oracle="skip the oracle row (a model trained with the true windows fixed)",
-        quick="a tiny smoke-test version (60 images, 2 folds, 5 iterations); with so few "
+        quick="a tiny smoke-test version (60 images, 2 folds, 5 iterations, unless given); "
+              "with so few "
               "images in d = 576 any windows separate the training set, so every run stops "
               "at t = 1 (FirstBoundWarning): it checks the plumbing, not the methods")
     p.set_defaults(func=run)
@@ -57,6 +64,7 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     from ..experiments.table2 import plot_latent_changes
+    resolve_quick(args, DEFAULTS)
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     inits = [i.strip() for i in args.inits.split(",") if i.strip()]
     check_args(args, CMD, methods, METHODS, inits, INITS)
@@ -74,8 +82,6 @@ def run(args) -> int:
     init = "top-left" if "top-left" in inits else inits[0]      # the init Figure 4 shows
     figure = check_outputs(CMD, args.out, [args.figure] if args.figure else [])
     n_folds, max_iter, n_per_class = args.folds, args.max_iter, args.n_per_class
-    if args.quick:
-        n_folds, max_iter, n_per_class = 2, 5, 10
     started = time.perf_counter()
     try:
         gen, D = objects(n_per_class, args.seed)    # drawn once: compare gets them cached

@@ -19,10 +19,13 @@ from ..experiments.table3 import (LABELS, LAM, METHODS, NAMED_INITS, compare, fi
 from .._atomic import atomic_path
 from ._args import fail, nonnegative_int, writing
 from ._experiment import (DeprecatedAlias, add_experiment_parser, add_run_options,
-                          check_args, check_at_least, check_lam_floor, check_outputs)
+                          check_args, check_at_least, check_lam_floor, check_outputs,
+                          resolve_quick)
 from ._report import report, settings
 
 CMD = "scene-compare"
+#: Options whose default --quick changes: (default, default with --quick).
+DEFAULTS = {"seeds": (5, 2), "max_iter": (200, 5), "n_train": (300, 60), "n_test": (300, 60)}
 
 
 def add_parser(sub) -> None:
@@ -34,8 +37,9 @@ def add_parser(sub) -> None:
                    help="comma-separated: 'random', 'truth' (the true parts) and/or "
                         "Potts weights lambda of the coherent initialisation (default "
                         "random,0,0.25,0.5,1; random,0.5 with --quick)")
-    p.add_argument("--seeds", type=int, default=5,
-                   help="seeds of the random initialisation and of G-MM random's bounds")
+    p.add_argument("--seeds", type=int, default=None,
+                   help="seeds of the random initialisation and of G-MM random's bounds "
+                        "(default: 5; 2 with --quick)")
     p.add_argument("--eta", type=float, default=0.1, help="G-MM progress coefficient")
     p.add_argument("--lam", type=float, default=None,
                    help="LS-SVM lambda (default: 10, the oracle's best by validation on "
@@ -46,7 +50,8 @@ def add_parser(sub) -> None:
     p.add_argument("--positions", type=float, default=0.0,
                    help="scale of the one-hot region positions appended to every region's "
                         "features (default 0: none): a score per (class, region, part)")
-    p.add_argument("--max-iter", type=int, default=200)
+    p.add_argument("--max-iter", type=int, default=None,
+                   help="G-MM iterations at most (default: 200; 5 with --quick)")
     p.add_argument("--tol", type=float, default=1e-3, help="G-MM stopping gap (relative)")
     p.add_argument("--solver-tol", type=float, default=1e-3,
                    help="duality gap of each bound minimisation, relative to F(0) "
@@ -57,15 +62,17 @@ def add_parser(sub) -> None:
                    help="deprecated name of --solver-tol")
     p.add_argument("--cp-max-iter", dest="solver_max_iter", type=int, action=DeprecatedAlias,
                    help="deprecated name of --solver-max-iter")
-    p.add_argument("--n-train", type=int, default=300)
-    p.add_argument("--n-test", type=int, default=300)
+    p.add_argument("--n-train", type=int, default=None,
+                   help="training scenes (default: 300; 60 with --quick)")
+    p.add_argument("--n-test", type=int, default=None,
+                   help="test scenes (default: 300; 60 with --quick)")
     p.add_argument("--data-seed", type=nonnegative_int, default=0)
     add_run_options(
         p, figure="write pictures of part labelings here (one PNG per init; '{init}' in the "
                   "name is replaced)",
         oracle="skip the oracle row (the true part labels held fixed)",
         quick="a tiny smoke-test version (60 + 60 images, 6 x 6 grid, 2 seeds, 5 iterations, "
-              "inits random and 0.5, lambda 10)")
+              "inits random and 0.5, lambda 10; the options given are kept)")
     p.set_defaults(func=run)
 
 
@@ -90,6 +97,7 @@ def parse_inits(text: str) -> list:
 
 def run(args) -> int:
     from ..experiments.table3 import oracle, plot_labelings
+    resolve_quick(args, DEFAULTS)
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     check_args(args, CMD, methods, METHODS)
     inits = parse_inits(args.inits if args.inits is not None else
@@ -105,7 +113,7 @@ def run(args) -> int:
     seeds, max_iter, n_train, n_test, grid, lam = (args.seeds, args.max_iter, args.n_train,
                                                    args.n_test, None, args.lam)
     if args.quick:
-        seeds, max_iter, n_train, n_test, grid = 2, 5, 60, 60, (6, 6)
+        grid = (6, 6)
         lam = 10.0 if lam is None else lam
     lam = LAM if lam is None else lam
     figures = check_outputs(CMD, args.out, [figure_path(args.figure, init_name(init))
