@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
+import stat
 from typing import Any, Optional, Tuple
 
 import numpy as np
@@ -472,6 +474,21 @@ class _ConvergenceWarning(UserWarning):
 #: as ``_validation.NotFittedError`` at the point of raising/warning, not by a module-level
 #: ``from ... import``, which would resolve them at import time.
 _SKLEARN_CLASSES = {"NotFittedError": _NotFittedError, "ConvergenceWarning": _ConvergenceWarning}
+
+
+def check_input_file(path: Any) -> None:
+    """Raise ValueError, naming ``path``, unless it is a regular file: a folder cannot be
+    read, and a pipe or a device would be read without end or block (``os.stat`` opens
+    nothing). A missing file is left to the reader's error."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return
+    if stat.S_ISDIR(mode):
+        raise ValueError(f"{path} is a folder, not a file of points.")
+    if not stat.S_ISREG(mode):
+        raise ValueError(f"{path} is not a regular file (a pipe, a device or a socket); "
+                         "points are read from a file.")
 
 
 def __getattr__(name: str) -> Any:

@@ -593,6 +593,7 @@ def test_cluster_writes_labels_into_a_named_pipe(tmp_path, capsys):
     assert got and len(got[0].split()) == 30
     assert fifo.is_fifo() and sorted(p.name for p in tmp_path.iterdir()) == ["fifo", "x.txt"]
 
+
 @pytest.fixture
 def compare_calls(monkeypatch):
     """The experiment commands' compare replaced by a recorder that stops the command."""
@@ -631,3 +632,84 @@ def test_without_quick_the_defaults_are_the_documented_ones():
         resolve_quick(args, module.DEFAULTS)
         assert {k: getattr(args, k) for k in expected} == expected
 
+
+# ------------------------------------------------------------------ reading points: checks first
+
+def test_read_points_memory_maps_native_float64_npy(tmp_path):
+    from gmmfast.datasets import read_points
+    X = np.random.default_rng(0).normal(size=(40, 3))
+    np.save(tmp_path / "x.npy", X)
+    Y = read_points(tmp_path / "x.npy")
+    assert np.array_equal(Y, X) and Y.dtype == np.float64 and Y.flags.c_contiguous
+    assert not Y.flags.writeable and not Y.flags.owndata        # was: a copy in memory
+    np.save(tmp_path / "v.npy", X[:, 0])
+    assert read_points(tmp_path / "v.npy").shape == (40, 1)
+    for other in (X.astype(np.float32), X.astype(">f8"), np.asfortranarray(X)):
+        np.save(tmp_path / "o.npy", other)
+        Z = read_points(tmp_path / "o.npy")
+        assert Z.dtype == np.float64 and Z.flags.c_contiguous and np.allclose(Z, X, atol=1e-6)
+
+
+def test_cluster_fits_a_memory_mapped_npy(tmp_path, capsys):
+    rng = np.random.default_rng(1)
+    X = np.concatenate([rng.normal(size=(50, 2)) + c for c in ([0, 0], [9, 0], [0, 9])])
+    np.save(tmp_path / "x.npy", X)
+    np.savetxt(tmp_path / "x.txt", X)
+    for name in ("x.npy", "x.txt"):
+        assert cli.main(["cluster", str(tmp_path / name), "-k", "3", "-o",
+                         str(tmp_path / f"{name}.labels")]) == 0
+    assert (tmp_path / "x.npy.labels").read_bytes() == (tmp_path / "x.txt.labels").read_bytes()
+
+
+@pytest.mark.parametrize("array, match", [
+    (np.ones((3, 2), dtype=complex), "complex"),
+    (np.array([["a", "b"]]), "must hold real numbers, got dtype <U1"),
+    (np.ones((0, 2)), r"non-empty table of points, got shape \(0, 2\)"),
+    (np.ones((3, 0)), "non-empty"),
+    (np.ones((2, 2, 2)), r"got shape \(2, 2, 2\)"),
+])
+def test_read_points_checks_the_npy_header_before_reading_the_data(tmp_path, monkeypatch,
+                                                                   array, match):
+    from gmmfast.datasets import read_points
+    np.save(tmp_path / "a.npy", array)
+
+    def read_array(*args, **kw):
+        raise AssertionError("the data were read")
+    monkeypatch.setattr(np.lib.format, "read_array", read_array)   # was: loaded, then checked
+    with pytest.raises(ValueError, match=match):
+        read_points(tmp_path / "a.npy")
+
+
+def test_read_points_names_a_folder_a_pipe_or_a_device(tmp_path):
+    import os
+    import threading
+    from gmmfast.datasets import read_points
+    (tmp_path / "d.txt").mkdir()
+    (tmp_path / "d.npy").mkdir()
+    os.mkfifo(tmp_path / "p.csv")
+    cases = [(tmp_path / "d.txt", "is a folder"), (tmp_path / "d.npy", "is a folder"),
+             (tmp_path / "p.csv", "not a regular file"), ("/dev/zero", "not a regular file")]
+    for path, match in cases:
+        got = []
+
+        def read():
+            try:
+                read_points(path)
+            except Exception as exc:        # noqa: BLE001 -- the test looks at it
+                got.append(exc)
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        reader.join(timeout=30)              # was: a hang on the pipe and on /dev/zero
+        assert got, f"{path}: still reading"
+        assert isinstance(got[0], ValueError) and match in str(got[0]), (path, got)
+        assert str(path) in str(got[0])       # was: IsADirectoryError for d.txt
+
+
+def test_cluster_and_compare_name_an_input_that_is_no_file(tmp_path, capsys):
+    folder = tmp_path / "data.csv"
+    folder.mkdir()
+    line = cli_error(capsys, ["cluster", str(folder), "-k", "2"])
+    # was: 'no such file'
+    assert line.endswith(f"error: {folder} is a folder, not a file of points"), line
+    line = cli_error(capsys, ["compare", "--dataset", str(folder), "-k", "2", "--trials", "1"])
+    assert f"{folder} is a folder, not a file of points" in line

@@ -157,6 +157,7 @@ def _fit(args, X):
 
 def run(args) -> int:
     from ..datasets import read_points
+    from .._validation import check_input_file
 
     if args.sampler is not None and args.selection != "random":
         fail(CMD, "--sampler applies only to --selection random (the other selections draw "
@@ -167,8 +168,12 @@ def run(args) -> int:
     check_distinct_files(CMD, [("input", args.file), ("-o/--output", args.output),
                                ("--centers", args.centers)])
     path = Path(args.file)
-    if not path.is_file():
+    if not path.exists():
         fail(CMD, f"no such file: {path}")
+    try:                    # a folder, a pipe or a device: named now, not a hang or a traceback
+        check_input_file(path)
+    except ValueError as exc:
+        fail(CMD, str(exc).rstrip("."))
     client = _dask_client(args)
     if client is not None:
         try:

@@ -7,6 +7,8 @@ from typing import Any, List, Optional, Tuple, Union
 
 import numpy as np
 
+from .._validation import check_input_file
+
 
 def _numbers(fields: List[str]) -> List[Optional[float]]:
     """Each field as a float, or None where it is not a number."""
@@ -128,33 +130,73 @@ def _read_text(path: Path) -> np.ndarray:
         raise ValueError(_first_bad(path, rows, delimiter, width)) from None
 
 
+def _npy_header(path: Path) -> Tuple[Tuple[int, ...], bool, np.dtype]:
+    """(shape, Fortran order, dtype) from the header of the .npy file ``path``, without
+    reading its data."""
+    fmt = np.lib.format
+    try:
+        with open(path, "rb") as fh:
+            version = fmt.read_magic(fh)
+            read = fmt.read_array_header_1_0 if version == (1, 0) else fmt.read_array_header_2_0
+            return read(fh)
+    except (ValueError, OSError, EOFError) as exc:
+        raise ValueError(f"{path} is not a readable .npy array: {exc}") from None
+
+
+def _read_npy(path: Path) -> np.ndarray:
+    """A .npy file's array, its header checked first (a real dtype, a non-empty 1-D or 2-D
+    shape): native float64 is a read-only memory map of the file (no copy), any other real
+    dtype is converted to float64."""
+    shape, fortran, dtype = _npy_header(path)
+    if dtype.kind == "c":
+        raise ValueError(f"{path} holds complex numbers ({dtype}); points must be real "
+                         "(save the real and imaginary parts as separate columns).")
+    if dtype.kind not in "fiub" or dtype.hasobject or dtype.fields is not None:
+        raise ValueError(f"{path} must hold real numbers, got dtype {dtype}.")
+    if len(shape) not in (1, 2) or 0 in shape:
+        raise ValueError(f"{path} must hold a non-empty table of points, got shape {shape}.")
+    try:
+        X = np.load(path, mmap_mode="r", allow_pickle=False)
+    except (ValueError, OSError, EOFError) as exc:
+        raise ValueError(f"{path} is not a readable .npy array: {exc}") from None
+    if X.dtype != np.float64 or not X.dtype.isnative:
+        X = np.array(X, dtype=np.float64)
+    return X
+
+
+def _first_not_finite(X: np.ndarray) -> Optional[int]:
+    """The first row of ``X`` holding NaN or infinity (None: none), checked in blocks of
+    about a million values (a memory map is read once, without an n x d mask)."""
+    step = max(1, (1 << 20) // max(1, X.shape[1]))
+    for lo in range(0, X.shape[0], step):
+        bad = np.flatnonzero(~np.isfinite(X[lo:lo + step]).all(axis=1))
+        if bad.size:
+            return lo + int(bad[0])
+    return None
+
+
 def read_points(path: Union[str, Path]) -> np.ndarray:
     """A 2-D float64 array of points, one per row, from ``.npy`` or a text table.
 
     Text: comma- or whitespace-separated numbers, lines starting with '#'
     skipped, an optional header line (see :func:`_read_text`). ``.npy``: a 1-D
     or 2-D array of real numbers (integers and booleans become float64; complex
-    numbers are an error, not silently made real).
+    numbers are an error, not silently made real), its header checked before its data are
+    read; native float64 in C order is returned as a read-only memory map of the file, not
+    copied.
 
     Raises
     ------
     ValueError
-        The file is not such a table, is empty, or holds NaN or infinity; the
-        message names the file and, for text, the line.
+        The file is not such a table, is empty, or holds NaN or infinity, or is a folder,
+        a pipe or a device; the message names the file and, for text, the line.
     """
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path must be a str or os.PathLike, got {path!r}.")
     path = Path(path)
+    check_input_file(path)
     if path.suffix == ".npy":
-        try:
-            X = np.load(path, allow_pickle=False)
-        except (ValueError, OSError, EOFError) as exc:
-            raise ValueError(f"{path} is not a readable .npy array: {exc}") from None
-        if X.dtype.kind == "c":
-            raise ValueError(f"{path} holds complex numbers ({X.dtype}); points must be real "
-                             "(save the real and imaginary parts as separate columns).")
-        if X.dtype.kind not in "fiub":
-            raise ValueError(f"{path} must hold real numbers, got dtype {X.dtype}.")
+        X = _read_npy(path)
     else:
         X = _read_text(path)
     X = np.asarray(X, dtype=np.float64)
@@ -162,9 +204,9 @@ def read_points(path: Union[str, Path]) -> np.ndarray:
         X = X[:, None]
     if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:
         raise ValueError(f"{path} must hold a non-empty table of points, got shape {X.shape}.")
-    bad = np.flatnonzero(~np.isfinite(X).all(axis=1))
-    if bad.size:
-        raise ValueError(f"{path}: point {bad[0]} (0-based, after any header) holds NaN or "
+    bad = _first_not_finite(X)
+    if bad is not None:
+        raise ValueError(f"{path}: point {bad} (0-based, after any header) holds NaN or "
                          "infinity; all values must be finite.")
     return np.ascontiguousarray(X)
 
@@ -183,6 +225,7 @@ def read_npy_dask(path: Union[str, os.PathLike], chunk_bytes: int = 64 << 20) ->
     """
     import dask
     import dask.array as da
+    check_input_file(path)
     X = np.load(path, mmap_mode="r", allow_pickle=False)
     if X.ndim not in (1, 2) or X.shape[0] == 0 or X.dtype.kind not in "fiub":
         raise ValueError(f"{path} must hold a non-empty 1-D or 2-D array of numbers, got "

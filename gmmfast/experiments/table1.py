@@ -28,6 +28,7 @@ import numpy as np
 
 from .._atomic import atomic_open, atomic_path
 from ..datasets import read_points
+from .._validation import check_input_file
 from ._tables import markdown_table
 
 INITS = ("forgy", "random-partition", "k-means++")
@@ -76,6 +77,7 @@ def load_dataset(spec: str, *, data_home: Optional[str] = None, seed: int = 0) -
         X, y = load_sipu(key, data_home)
         return Dataset(key.upper(), X, y, int(y.max()) + 1)
     path = Path(spec)
+    check_input_file(path)          # a folder, a pipe or a device: named
     if not path.is_file():
         note = " (the paper's Cloud set is not available)" if key == "cloud" else ""
         raise ValueError(f"--dataset must be {', '.join(DATASETS)} or an existing file, "
