@@ -1,5 +1,9 @@
 import sys
 
-from .cli import main
-
-sys.exit(main())
+try:
+    from .cli import main
+    code = main()
+except KeyboardInterrupt:   # Ctrl-C before main could catch it (importing the command)
+    code = 130
+    print("gmmfast: interrupted", file=sys.stderr)
+sys.exit(code)

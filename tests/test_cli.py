@@ -713,3 +713,32 @@ def test_cluster_and_compare_name_an_input_that_is_no_file(tmp_path, capsys):
     assert line.endswith(f"error: {folder} is a folder, not a file of points"), line
     line = cli_error(capsys, ["compare", "--dataset", str(folder), "-k", "2", "--trials", "1"])
     assert f"{folder} is a folder, not a file of points" in line
+
+
+# ------------------------------------------------------------------ Ctrl-C during start-up
+
+def test_ctrl_c_while_the_command_starts_is_one_line(capsys, monkeypatch):
+    import gmmfast.cli.compare
+
+    def add_parser(sub):                # Ctrl-C while the subcommands are imported
+        raise KeyboardInterrupt
+    monkeypatch.setattr(gmmfast.cli.compare, "add_parser", add_parser)
+    assert cli.main(["compare"]) == 130         # was: a KeyboardInterrupt traceback
+    assert capsys.readouterr().err == "gmmfast: interrupted\n"
+
+
+def test_ctrl_c_while_importing_in_a_real_process_exits_130(tmp_path):
+    import subprocess
+    import sys
+    script = (
+        "import os, runpy, signal, sys, threading\n"
+        "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+        "import gmmfast\n"          # the package itself: light (its names load lazily)
+        "sys.argv = ['gmmfast', 'cluster', sys.argv[1], '-k', '2']\n"
+        "threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGINT)).start()\n"
+        "runpy.run_module('gmmfast', run_name='__main__', alter_sys=True)\n")
+    proc = subprocess.run([sys.executable, "-c", script, str(small_points(tmp_path))],
+                          capture_output=True, text=True, timeout=300)
+    # was: a traceback from the imports of gmmfast.cli (numpy, the experiments)
+    assert proc.returncode == 130, proc.stderr
+    assert proc.stderr in ("gmmfast: interrupted\n", "gmmfast cluster: interrupted\n"), proc.stderr
