@@ -742,3 +742,13 @@ def test_ctrl_c_while_importing_in_a_real_process_exits_130(tmp_path):
     # was: a traceback from the imports of gmmfast.cli (numpy, the experiments)
     assert proc.returncode == 130, proc.stderr
     assert proc.stderr in ("gmmfast: interrupted\n", "gmmfast cluster: interrupted\n"), proc.stderr
+
+
+@pytest.mark.parametrize("value", ["inf", "nan", "0", "-1"])
+def test_cluster_chunk_mb_must_be_finite_and_positive(tmp_path, capsys, value):
+    path = small_points(tmp_path)
+    line = cli_error(capsys, ["cluster", str(path), "-k", "2", f"--chunk-mb={value}"])
+    assert "--chunk-mb must be a finite number > 0" in line      # was: inf, nan accepted
+    line = cli_error(capsys, ["cluster", str(path), "-k", "2", "--workers", "1",
+                              f"--chunk-mb={value}"])
+    assert "--chunk-mb must be a finite number > 0" in line      # was: inf crashed int()

@@ -80,8 +80,6 @@ def _dask_client(args):
         fail(CMD, "give --scheduler or --workers, not both")
     if args.workers is not None and args.workers < 1:
         fail(CMD, f"--workers must be >= 1, got {args.workers}")
-    if not args.chunk_mb > 0:
-        fail(CMD, f"--chunk-mb must be > 0, got {args.chunk_mb}")
     try:
         from distributed import Client, LocalCluster
     except ImportError:
@@ -159,6 +157,8 @@ def run(args) -> int:
     from ..datasets import read_points
     from .._validation import check_input_file
 
+    if not 0 < args.chunk_mb < float("inf"):      # was: inf crashed int(), checked with Dask only
+        fail(CMD, f"--chunk-mb must be a finite number > 0, got {args.chunk_mb}")
     if args.sampler is not None and args.selection != "random":
         fail(CMD, "--sampler applies only to --selection random (the other selections draw "
                   "no random bounds); add --selection random or drop --sampler")
