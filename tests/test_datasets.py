@@ -388,3 +388,15 @@ def test_load_sipu_checks_the_table_checksum_by_default(tmp_path, shared_data, m
         load_sipu("r15", data_home=tmp_path)
     with pytest.raises(ValueError, match="64 hexadecimal digits"):
         load_sipu("r15", data_home=tmp_path, sha256="abc")
+
+
+def test_load_sipu_failed_download_removes_the_folders_it_made(tmp_path):
+    home = tmp_path / "new" / "home"
+    with pytest.raises(OSError, match="downloading"):
+        load_sipu("d31", data_home=home, base_url=(tmp_path / "nowhere").as_uri())
+    assert list(tmp_path.iterdir()) == []       # was: new/home/sipu left behind, empty
+    (tmp_path / "kept").mkdir()                 # a folder that was there is kept
+    with pytest.raises(OSError, match="downloading"):
+        load_sipu("d31", data_home=tmp_path / "kept", base_url=(tmp_path / "nowhere").as_uri())
+    assert [p.name for p in tmp_path.iterdir()] == ["kept"]
+    assert list((tmp_path / "kept").iterdir()) == []

@@ -23,7 +23,7 @@ import tempfile
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import Any, Optional, Tuple, Union
+from typing import Any, List, Optional, Tuple, Union
 
 import numpy as np
 
@@ -202,9 +202,19 @@ def _from_benchmark_layout(folder: Path, name: str):
 
 def _download(url: str, target: Path, timeout: float, sha256: Optional[str] = None) -> str:
     """Download ``url`` to ``target`` (atomically); its SHA-256, checked against ``sha256``
-    (hex) when given: a mismatch raises :class:`ChecksumError` and leaves no file."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=target.name + ".part")
+    (hex) when given: a mismatch raises :class:`ChecksumError` and leaves no file. A failed
+    download also removes the folders it created for ``target`` (if still empty)."""
+    created = []                    # the folders made here, deepest first
+    folder = target.parent
+    while not folder.exists() and folder != folder.parent:
+        created.append(folder)
+        folder = folder.parent
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=target.name + ".part")
+    except BaseException:
+        _remove_empty(created)
+        raise
     digest = hashlib.sha256()
     try:
         with urllib.request.urlopen(url, timeout=timeout) as resp, os.fdopen(fd, "wb") as out:
@@ -223,8 +233,18 @@ def _download(url: str, target: Path, timeout: float, sha256: Optional[str] = No
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
+        _remove_empty(created)
         raise
     return got
+
+
+def _remove_empty(folders: List[Path]) -> None:
+    """Remove ``folders`` (deepest first) while they are empty."""
+    for folder in folders:
+        try:
+            folder.rmdir()
+        except OSError:
+            break
 
 
 def load_sipu(name: str, data_home: Union[str, os.PathLike, None] = None, *,
