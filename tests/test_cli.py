@@ -752,3 +752,15 @@ def test_cluster_chunk_mb_must_be_finite_and_positive(tmp_path, capsys, value):
     line = cli_error(capsys, ["cluster", str(path), "-k", "2", "--workers", "1",
                               f"--chunk-mb={value}"])
     assert "--chunk-mb must be a finite number > 0" in line      # was: inf crashed int()
+
+
+def test_compare_checks_the_files_of_its_output_folder_first(tmp_path, capsys, monkeypatch):
+    import gmmfast.cli.compare
+    calls = []
+    monkeypatch.setattr(gmmfast.cli.compare, "load_dataset", lambda *a, **kw: calls.append(a))
+    for name in ("compare.csv", "compare.json", "objective.png"):
+        out = tmp_path / name.replace(".", "_")
+        (out / name).mkdir(parents=True)
+        line = cli_error(capsys, ["compare", "--trials", "1", "--no-progress", "--out", str(out)])
+        assert line.endswith(f"--out {out / name}: is a folder, not a file"), line
+    assert calls == []                  # was: the whole run, then 'cannot write'

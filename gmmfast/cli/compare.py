@@ -13,8 +13,8 @@ from typing import List, Sequence
 
 from ..experiments.table1 import (DEFAULT_TRIALS, INITS, METHODS, OUTPUT_FILES, details,
                                   load_dataset, run_trials, summarize, table1, write_outputs)
-from ._args import (check_distinct_files, check_output_dir, eta, fail, nonnegative_int,
-                    positive_int, walk_steps, writing)
+from ._args import (check_distinct_files, check_output_dir, check_output_file, eta, fail,
+                    nonnegative_int, positive_int, walk_steps, writing)
 
 CMD = "compare"
 
@@ -67,6 +67,9 @@ def run(args) -> int:
     methods = _csv_list(args.methods, METHODS, "--methods")
     if args.out:
         check_output_dir(CMD, "--out", args.out)
+        if os.path.isdir(args.out):     # its files: none a folder or a read-only file
+            for name in OUTPUT_FILES:
+                check_output_file(CMD, "--out", os.path.join(args.out, name))
         # the outputs have fixed names in --out: none may be the data file (--dataset)
         check_distinct_files(CMD, [("input", args.dataset)] +
                              [("--out", os.path.join(args.out, name)) for name in OUTPUT_FILES],
