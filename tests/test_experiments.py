@@ -62,3 +62,54 @@ def test_table2_oracle_is_the_same_in_every_run():
     folds = cv_folds(len(D.target), 2, 0)
     runs = [oracle_fold(D, folds, 0, 1e-3) for _ in range(3)]
     assert runs[0] == runs[1] == runs[2]
+
+
+def test_run_jobs_passes_shared_data_once_to_every_job():
+    import operator
+
+    from gmmfast.experiments import run_jobs
+    # fn(shared, job): serially and in two worker processes (which receive it once each)
+    assert run_jobs(operator.mul, [1, 2, 3], 1, shared=10) == [10, 20, 30]
+    assert run_jobs(operator.mul, [1, 2, 3], 2, shared=10) == [10, 20, 30]
+    assert run_jobs(abs, [-1], 1) == [1]                # without shared: fn(job), as before
+
+
+def _same(a, b, fields):
+    import numpy as np
+    return all(np.array_equal(getattr(x, f), getattr(y, f)) for x, y in zip(a, b)
+               for f in fields) and len(a) == len(b)
+
+
+def test_table2_compare_draws_the_images_once_and_shares_them(monkeypatch):
+    import gmmfast.datasets
+    from gmmfast.experiments import table2
+    kw = dict(n_folds=2, max_iter=2, n_per_class=4, progress=False)
+    base = table2.compare(["ccp", "gmm-random"], ["center"], **kw)
+    data = table2.objects(4, 0)
+
+    def draw(**gen):
+        raise AssertionError("drawn again")
+    # was: no data= parameter, and every run drew the images again (make_cluttered_objects)
+    monkeypatch.setattr(gmmfast.datasets, "make_cluttered_objects", draw)
+    D, results, gen, lam = table2.compare(["ccp", "gmm-random"], ["center"], data=data, **kw)
+    assert D is data[1] and gen == data[0] and not hasattr(table2, "_CACHE")
+    fields = ("method", "fold", "objective", "test_error", "n_iter", "latent")
+    assert _same(results, base[1], fields)                     # the same draws, the same runs
+
+
+def test_table3_compare_draws_the_scenes_once_and_shares_them(monkeypatch):
+    from gmmfast.experiments import table3
+    kw = dict(n_seeds=2, n_train=12, n_test=10, generator=dict(grid=(4, 4), n_bins=16),
+              max_iter=2, solver_max_iter=50, progress=False)
+    base = table3.compare(["ccp", "gmm-random"], ["random"], **kw)
+    data = table3.scenes(12, 10, 0, dict(grid=(4, 4), n_bins=16))
+
+    def draw(*args, **kw):
+        raise AssertionError("drawn again")
+    monkeypatch.setattr(table3, "load_scenes", draw)
+    fields = ("method", "seed", "objective", "accuracy", "n_iter", "latent")
+    for jobs in (1, 2):              # in two worker processes: the same scenes, received once
+        D, results, gen, lam = table3.compare(["ccp", "gmm-random"], ["random"], data=data,
+                                              jobs=jobs, **kw)
+        assert D is data[1] and not hasattr(table3, "_CACHE")
+        assert _same(results, base[1], fields)

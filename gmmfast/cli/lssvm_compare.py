@@ -84,7 +84,7 @@ def run(args) -> int:
     n_folds, max_iter, n_per_class = args.folds, args.max_iter, args.n_per_class
     started = time.perf_counter()
     try:
-        gen, D = objects(n_per_class, args.seed)    # drawn once: compare gets them cached
+        gen, D = objects(n_per_class, args.seed)    # drawn once: compare gets them
     except ValueError as exc:                       # only n_per_class is the user's
         fail(CMD, f"--n-per-class: {str(exc).rstrip('.')}")
     if n_folds > len(D.target):
@@ -102,7 +102,7 @@ def run(args) -> int:
                                    lams=lams, bias_folds=args.bias_folds, max_iter=max_iter,
                                    tol=args.tol,
                                    solver_tol=args.solver_tol, n_per_class=n_per_class,
-                                   seed=args.seed, jobs=args.jobs)
+                                   seed=args.seed, jobs=args.jobs, data=(gen, D))
     orc = (oracle(D, n_folds, LAM if lams else lam, args.seed, args.solver_tol)
            if args.oracle else None)
     text = tables(D, results, methods, inits, orc)

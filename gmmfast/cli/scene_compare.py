@@ -121,7 +121,7 @@ def run(args) -> int:
     solver_tol = args.solver_tol
     started = time.perf_counter()
     generator = {k: v for k, v in (("noise", args.noise), ("grid", grid)) if v is not None}
-    gen, D = scenes(n_train, n_test, args.data_seed, generator, args.positions)  # cached
+    gen, D = scenes(n_train, n_test, args.data_seed, generator, args.positions)  # once
     tols = [("--solver-tol", solver_tol)]
     if args.oracle:                 # the oracle is trained at its own solver tolerance
         tols.append(("the oracle's solver tolerance (or --no-oracle)",
@@ -132,7 +132,7 @@ def run(args) -> int:
                                    solver_max_iter=args.solver_max_iter,
                                    n_train=n_train, n_test=n_test, data_seed=args.data_seed,
                                    generator=generator, positions=args.positions,
-                                   jobs=args.jobs)
+                                   jobs=args.jobs, data=(gen, D))
     orc = oracle(D, lam) if args.oracle else None
     text = tables(D, results, methods, inits, orc)
     head = (f"{n_train} training + {n_test} test scenes (make_texture_scenes {gen}), "

@@ -47,22 +47,15 @@ SOLVER = "dcd"
 METHOD_NAMES = {"ccp": "CCP", "gmm-random": "G-MM random", "gmm-biased": "G-MM biased"}
 
 
-_CACHE: dict = {}
-
-
 def objects(n_per_class: Optional[int] = None, seed: int = 0) -> tuple:
     """The experiment's images: make_cluttered_objects with OBJECTS_DEFAULTS (``n_per_class``
     images per class instead of the default if given) drawn with ``seed``; returns (generator
-    parameters, data), the data cached per process (the last draw)."""
+    parameters, data), drawn anew at every call (:func:`compare` takes them as ``data``)."""
     from ..datasets import make_cluttered_objects
     gen = dict(OBJECTS_DEFAULTS, random_state=seed)
     if n_per_class is not None:
         gen["n_per_class"] = n_per_class
-    key = tuple(sorted((k, str(v)) for k, v in gen.items()))
-    if key not in _CACHE:
-        _CACHE.clear()
-        _CACHE[key] = make_cluttered_objects(**gen)
-    return gen, _CACHE[key]
+    return gen, make_cluttered_objects(**gen)
 
 
 def lam_floor(D, solver_tol: float) -> float:
@@ -328,14 +321,12 @@ LABELS = {"ccp": "CCP", "gmm-random": "G-MM random (walk)",
 INITS = ("center", "top-left", "random")
 
 
-def _one(job):
-    """Worker: one (method, init, fold) run, single-threaded kernels."""
+def _one(D, job):
+    """Worker: one (method, init, fold) run on the images ``D``, single-threaded kernels."""
     from threadpoolctl import threadpool_limits
-    from ..datasets import make_cluttered_objects
-    (key, init, k, gen, folds, kw) = job
+    (key, init, k, folds, kw) = job
     method, rb = METHODS[key]
     with threadpool_limits(limits=1):
-        D = make_cluttered_objects(**gen)
         r = run_fold(D, folds, k, method, init, random_bounds=rb, keep_latent=True, **kw)
     r.method = key
     return r
@@ -346,8 +337,12 @@ def compare(methods: Sequence[str], inits: Sequence[str], *, n_folds: int = 5,
             lams: Optional[Sequence[float]] = None, bias_folds: int = 10,
             max_iter: int = 100, tol: float = 1e-3, solver_tol: float = 1e-4,
             n_per_class: Optional[int] = None, seed: int = 0, jobs: int = 1,
-            progress: bool = True, solver: str = SOLVER) -> tuple:
+            progress: bool = True, solver: str = SOLVER, data: Optional[tuple] = None) -> tuple:
     """Run every (method, init, fold); returns (data, results, generator parameters, lam).
+
+    ``data``: the images, as :func:`objects` ``(n_per_class, seed)`` returns them (generator
+    parameters, data), when the caller has drawn them already; else they are drawn here.
+    They are drawn once and shared by every run (:func:`run_jobs`'s ``shared``).
 
     ``lams``: instead of one ``lam``, choose lambda from these in every run by
     validation inside its training folds (:func:`run_fold`); the returned
@@ -366,18 +361,18 @@ def compare(methods: Sequence[str], inits: Sequence[str], *, n_folds: int = 5,
         if not lams or not all(0 < v < np.inf for v in lams):
             raise ValueError(f"lams must be finite numbers > 0, got {lams}")
     lam = (LAM if lam is None else lam) if lams is None else lams
-    gen, D = objects(n_per_class, seed)
+    gen, D = objects(n_per_class, seed) if data is None else data
     folds = cv_folds(len(D.target), n_folds, seed)
     kw = dict(lam=lam, eta=eta, n_folds_bias=bias_folds, tol=tol, max_iter=max_iter,
               solver_tol=solver_tol, solver=solver, seed=seed)
-    jobs_list = [(m, i, k, gen, folds, kw) for i in inits for m in methods
+    jobs_list = [(m, i, k, folds, kw) for i in inits for m in methods
                  for k in range(n_folds)]
     def describe(r):
         return (f"{r.init:>8} {LABELS[r.method]:<32} fold {r.fold + 1}: F = {r.objective:.4f}, "
                 f"test error {100 * r.test_error:.1f} %, {r.n_iter} it, lambda {r.lam:g}, "
                 f"{r.seconds:.1f} s")
 
-    results = run_jobs(_one, jobs_list, jobs, describe if progress else None)
+    results = run_jobs(_one, jobs_list, jobs, describe if progress else None, shared=D)
     return D, results, gen, lam
 
 

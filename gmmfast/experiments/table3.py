@@ -368,23 +368,17 @@ LABELS = {"ccp": "CCP", "gmm-random": "G-MM random (walk)",
 RANDOMISED = ("gmm-random", "gmm-random-subset")
 
 
-_CACHE: dict = {}
-
-
 def _data(gen: dict):
-    """The scenes (cached per process, with the parts discovered for the coherent inits)."""
-    key = tuple(sorted((k, str(v)) for k, v in gen.items()))
-    if key not in _CACHE:
-        g = dict(gen)
-        _CACHE.clear()
-        _CACHE[key] = load_scenes(g.pop("seed"), g.pop("n_train"), g.pop("n_test"), **g)
-    return _CACHE[key]
+    """The scenes of the parameters ``gen`` (with the parts discovered for the coherent
+    inits)."""
+    g = dict(gen)
+    return load_scenes(g.pop("seed"), g.pop("n_train"), g.pop("n_test"), **g)
 
 
 def scenes(n_train: int = N_TRAIN, n_test: int = N_TEST, data_seed: int = 0,
            generator: Optional[Dict[str, Any]] = None, positions: float = 0.0) -> tuple:
     """The scenes of :func:`compare` (its arguments of the same names); returns (their
-    parameters as the workers get them, data), the data cached per process."""
+    parameters, data), drawn anew at every call (:func:`compare` takes them as ``data``)."""
     overrides = dict(generator or {})
     bad = sorted(set(overrides) - GENERATOR_KEYS)
     if bad:
@@ -400,13 +394,12 @@ def lam_floor(D: SceneData, solver_tol: float) -> float:
     return _learner_lam_floor(D.model(), D.X_train, D.y_train, solver_tol)
 
 
-def _one(job):
-    """Worker: one (method, init, seed) run, single-threaded kernels."""
+def _one(D, job):
+    """Worker: one (method, init, seed) run on the scenes ``D``, single-threaded kernels."""
     from threadpoolctl import threadpool_limits
-    key, init, seed, gen, kw = job
+    key, init, seed, kw = job
     method, rb, bias = METHODS[key]
     with threadpool_limits(limits=1):
-        D = _data(gen)
         z0 = initial_labels(D, init, seed if init == "random" else 0)
         return run_method(D, method, init, z0, random_bounds=rb, bias=bias, seed=seed, key=key,
                           **kw)
@@ -427,26 +420,30 @@ def compare(methods: Sequence[str], inits: Sequence, *, n_seeds: int = 5, eta: f
             lam: Optional[float] = None, max_iter: int = 200, tol: float = 1e-3,
             solver_tol: float = 1e-3, solver_max_iter: int = 1000, n_train: int = 300,
             n_test: int = 300, data_seed: int = 0, generator: Optional[Dict[str, Any]] = None,
-            positions: float = 0.0, jobs: int = 1, progress: bool = True) -> tuple:
+            positions: float = 0.0, jobs: int = 1, progress: bool = True,
+            data: Optional[tuple] = None) -> tuple:
     """Run every (method, init, seed); returns (data, results, generator parameters, lam).
 
     ``generator`` overrides make_texture_scenes' parameters (SCENES_DEFAULTS),
     e.g. ``dict(noise=0.5, n_bins=64)``; the values are validated there.
     ``positions``: scale of the region-position features (see :func:`load_scenes`).
+    ``data``: the scenes, as :func:`scenes` returns them for the same arguments (parameters,
+    data), when the caller has drawn them already; else they are drawn here. They are drawn
+    once and shared by every run (:func:`run_jobs`'s ``shared``).
     """
     for m in methods:
         if m not in METHODS:
             raise ValueError(f"unknown method {m!r}; choose from {list(METHODS)}")
     lam = LAM if lam is None else lam
-    gen, D = scenes(n_train, n_test, data_seed, generator, positions)
+    gen, D = scenes(n_train, n_test, data_seed, generator, positions) if data is None else data
     kw = dict(lam=lam, eta=eta, tol=tol, max_iter=max_iter, solver_tol=solver_tol,
               solver_max_iter=solver_max_iter)
-    todo = [(m, i, s, gen, kw) for (m, i, s) in jobs_for(methods, inits, n_seeds)]
+    todo = [(m, i, s, kw) for (m, i, s) in jobs_for(methods, inits, n_seeds)]
     def describe(r):
         return (f"{r.init:>12} {LABELS[r.method]:<32} seed {r.seed}: F = {r.objective:.4f}, "
                 f"test accuracy {100 * r.accuracy:.1f} %, {r.n_iter} it, {r.seconds:.1f} s")
 
-    results = run_jobs(_one, todo, jobs, describe if progress else None)
+    results = run_jobs(_one, todo, jobs, describe if progress else None, shared=D)
     return D, results, D.params, lam
 
 
