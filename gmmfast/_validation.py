@@ -144,7 +144,14 @@ def check_objective_range(top: float, sw: np.ndarray, d: int, weighted: bool) ->
     float32 and float64 data alike (with the room :func:`max_abs` keeps), else a ValueError
     naming X and, when given, sample_weight."""
     total = float(sw.sum(dtype=np.float64)) if weighted else float(sw.shape[0])
-    what = f"sample_weight summing to {total:.3g}" if weighted else f"{sw.shape[0]:,} rows"
+    objective_range(top, total, sw.shape[0], d, weighted)
+
+
+def objective_range(top: float, total: float, n: int, d: int, weighted: bool) -> None:
+    """:func:`check_objective_range` from the largest |value| ``top`` of n rows of ``d``
+    features and their weights' float64 ``total`` (n when not ``weighted``): what a fit on
+    rows it does not hold (a dask array's blocks) checks from the first pass's maxima."""
+    what = f"sample_weight summing to {total:.3g}" if weighted else f"{n:,} rows"
     check_sum_bound(
         total * 4.0 * d * top * top, 16.0,
         lambda reach, limit: (
@@ -194,12 +201,22 @@ def check_magnitude(values: np.ndarray, d: int, name: str = "X", fit: bool = Fal
         raise ValueError(f"{name} has values up to {top:.3g}; squared distances overflow "
                          f"{values.dtype} above |value| = {limit:.3g} (at {d} features): "
                          f"scale {name}{hint}.")
-    low = min_abs(values.dtype)
-    if fit and 0 < top < low:
-        raise ValueError(f"{name} has values only up to {top:.3g}; squared distances "
-                         f"underflow {values.dtype} below |value| = {low:.3g}: scale "
-                         f"{name}{hint}.")
+    if fit:
+        check_underflow(top, values.dtype, name)
     return top
+
+
+def check_underflow(top: float, dtype: np.dtype, name: str = "X") -> None:
+    """Data a fit clusters, of ``dtype``, whose largest |value| ``top`` is not zero: at least
+    :func:`min_abs` (below it the squared distances lose their precision or vanish, and the
+    labels are wrong), else a ValueError naming ``name`` and the limit."""
+    dtype = np.dtype(dtype)
+    low = min_abs(dtype)
+    if 0 < top < low:
+        hint = " or pass float64" if dtype == np.float32 else ""
+        raise ValueError(f"{name} has values only up to {top:.3g}; squared distances "
+                         f"underflow {dtype} below |value| = {low:.3g}: scale "
+                         f"{name}{hint}.")
 
 
 def check_centers(C: Any, X: np.ndarray, name: str = "centers") -> np.ndarray:

@@ -30,12 +30,13 @@ MAX_GATHER_BYTES = 1 << 28
 
 class DaskRows:
     """A dask array chunked by rows (float32/float64, one chunk across the columns) and its
-    sample weights, as blocks; the values are checked in the first pass over them."""
+    sample weights, as blocks; the values are checked in the first pass over them (with
+    ``fit``, rows a fit clusters, also against the whole-data limits of an in-memory fit)."""
 
     where = " on dask,"
 
-    def __init__(self, X: Any, sample_weight: Any = None):
-        self.data = as_blocks(X, sample_weight)
+    def __init__(self, X: Any, sample_weight: Any = None, fit: bool = False):
+        self.data = as_blocks(X, sample_weight, fit)
         self.X = self.data.X
         self.n, self.d = self.X.shape
         self.dtype = self.data.dtype

@@ -17,8 +17,9 @@ from typing import Any
 import numpy as np
 
 from .._kernels._common import openmp_max_threads
-from .._validation import (check_array, check_not_empty, check_sample_weight, draw_seed,
-                           exact_sum, float_dtype_for)
+from .._validation import (check_array, check_not_empty, check_sample_weight,
+                           check_underflow, draw_seed, exact_sum, float_dtype_for,
+                           objective_range)
 from ._dask_tasks import (Part, combine, expansion, is_dask_array, parallel_draw,
                           parallel_update, partition_block, pass_block, sample_block)
 from ._init import kmeans_parallel, kmeans_plusplus
@@ -48,7 +49,10 @@ def reduce_tree(parts: list) -> Any:
 class Blocks:
     """A row-chunked dask array as its blocks: delayed blocks of X and of the weights,
     the global index of each block's first row, and whether the first pass still has to
-    check the values (finite X, finite non-negative weights)."""
+    check the values (finite X, finite non-negative weights). With ``fit`` (rows a fit
+    clusters), the first pass's largest |value| is also held to what an in-memory fit
+    checks of the whole data (:meth:`check_whole`): squared distances that do not
+    underflow, an objective within float64 (``total``: the weights' float64 sum)."""
 
     X: Any
     blocks: list
@@ -57,6 +61,8 @@ class Blocks:
     sizes: np.ndarray
     dtype: np.dtype
     weighted: bool
+    fit: bool = False
+    total: float = 0.0
     unchecked: bool = True
     passes: int = 0
     stats: list = field(default_factory=list)
@@ -75,7 +81,17 @@ class Blocks:
         t0 = time.perf_counter()
         out = dask.compute(*objs)
         self.stats.append((time.perf_counter() - t0, _nbytes(out)))
+        for o in out:
+            if isinstance(o, Part) and o.top is not None:     # the checking pass's result
+                self.check_whole(o.top)
         return out
+
+    def check_whole(self, top: float) -> None:
+        """The checks of an in-memory fit that need all of X (its largest |value|
+        ``top``, from the first pass): no underflow, the objective within float64."""
+        if self.fit:
+            check_underflow(top, self.dtype)
+            objective_range(top, self.total, self.n, self.X.shape[1], self.weighted)
 
 
 def _nbytes(obj: Any) -> int:
@@ -99,14 +115,16 @@ def float_rows(X: Any) -> Any:
     return X.rechunk({1: -1}) if len(X.chunks[1]) > 1 else X
 
 
-def as_blocks(X: Any, sample_weight: Any) -> Blocks:
-    """The dask array (see :func:`float_rows`) and the sample weights as row blocks."""
+def as_blocks(X: Any, sample_weight: Any, fit: bool = False) -> Blocks:
+    """The dask array (see :func:`float_rows`) and the sample weights as row blocks; ``fit``:
+    rows a fit clusters (see :class:`Blocks`)."""
     import dask.array as da
     X = float_rows(X)
     sizes = np.asarray(X.chunks[0], dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
     blocks = list(X.to_delayed().ravel())
     weighted = sample_weight is not None
+    total = float(X.shape[0])
     if not weighted:
         sw_blocks = [None] * len(blocks)
     elif is_dask_array(sample_weight):
@@ -120,14 +138,16 @@ def as_blocks(X: Any, sample_weight: Any) -> Blocks:
             raise ValueError("sample_weight must be finite and >= 0.")
         if not total > 0:
             raise ValueError("sample_weight must have a positive sum; all weights are zero.")
+        total = float(total)
         sw_blocks = list(sw.to_delayed().ravel())
     else:   # in memory: validated here, sent to the workers once (not with every pass)
         sw = check_sample_weight(sample_weight, X.shape[0], X.dtype)
+        total = float(sw.sum(dtype=np.float64))
         import dask
         sw_blocks = list(dask.persist(*[dask.delayed(sw[o:o + s])
                                         for o, s in zip(offsets, sizes)]))
     return Blocks(X=X, blocks=blocks, sw_blocks=sw_blocks, offsets=offsets, sizes=sizes,
-                  dtype=X.dtype, weighted=weighted)
+                  dtype=X.dtype, weighted=weighted, fit=fit, total=total)
 
 
 def run_pass(data: Blocks, centers: np.ndarray, *, sums: bool = True,

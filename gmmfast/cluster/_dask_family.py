@@ -23,7 +23,7 @@ from .._validation import exact_sum
 from ..core import Selection
 from . import _merge
 from ._dask_blocks import Blocks, _rows, cluster_sums, reduce_tree, run_pass
-from ._dask_tasks import Part, _block, _empty_part, _weights, expansion, walk_block
+from ._dask_tasks import Part, _block, _empty_part, _topped, _weights, expansion, walk_block
 from ._merge import MergeBound
 from ._pass import ClusterSums, HamerlyBounds, assign
 
@@ -49,10 +49,10 @@ def bounded_pass_block(X_b: Any, sw_b: Any, centers: np.ndarray,
     of the last pass: rows whose label provably stays are not searched, the labels and sums
     are those of a full search. Returns the new state and the block's Part."""
     k, d = centers.shape
-    X_b = _block(X_b, centers.dtype, check)
+    X_b, top = _block(X_b, centers.dtype, check)
     n = X_b.shape[0]
     if n == 0:
-        return None, _empty_part(k, d, centers.dtype, True, False, False)
+        return None, _topped(_empty_part(k, d, centers.dtype, True, False, False), top)
     sw = _weights(sw_b, n, centers.dtype, check)
     bounds = HamerlyBounds(X_b)
     if state is not None:          # copied: a task never changes its inputs
@@ -62,7 +62,7 @@ def bounded_pass_block(X_b: Any, sw_b: Any, centers: np.ndarray,
                old_labels=None if state is None else state.labels)
     s = a.sums
     part = Part(cost=expansion(a.chunk_costs), counts=np.bincount(a.labels, minlength=k),
-                weight=s.weight, resid=s.resid, sse=s.cost)
+                weight=s.weight, resid=s.resid, sse=s.cost, top=top)
     return BlockBounds(a.labels, bounds.upper, bounds.lower, bounds.centers), part
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, List, Optional
+from typing import Any, List, Optional, Tuple
 
 import numpy as np
 
@@ -56,7 +56,9 @@ class Part:
     cluster; merge-split/mm: ``weight``, ``resid``, ``sse`` (ClusterSums) and the draw
     ``key``, ``pick`` (global row), ``rows`` (the picked rows); random: ``prev`` (the
     expansion of the previous labels' cost), ``walked`` (the new labels' cost),
-    ``wsum``/``wweight`` (coordinate sums and weights of the new labels), walk counts.
+    ``wsum``/``wweight`` (coordinate sums and weights of the new labels), walk counts;
+    ``top``: the largest |value| of X in the blocks, from the pass that checks them (None in
+    the others), for the driver's whole-data checks.
     """
 
     cost: List[float]
@@ -74,6 +76,7 @@ class Part:
     proposals: int = 0
     accepted: int = 0
     extra: Any = None
+    top: Optional[float] = None
 
 
 def combine(*parts: Part) -> Part:
@@ -92,6 +95,7 @@ def combine(*parts: Part) -> Part:
             wweight=None if out.wweight is None else out.wweight + p.wweight,
             proposals=out.proposals + p.proposals, accepted=out.accepted + p.accepted,
             extra=_combine_extra(out.extra, p.extra),
+            top=None if out.top is None else max(out.top, p.top),
             **_pick_union(out, p))
     return out
 
@@ -115,11 +119,18 @@ def _combine_extra(a: Any, b: Any) -> Any:
 
 # -- block tasks ------------------------------------------------------------------------
 
-def _block(X_b: Any, dtype: np.dtype, check: bool) -> np.ndarray:
+def _block(X_b: Any, dtype: np.dtype, check: Any) -> Tuple[np.ndarray, Optional[float]]:
+    """The block as a C-contiguous array of ``dtype`` and, with ``check`` (the first pass),
+    its largest |value| (None otherwise), checked finite and within squared distances'
+    range (the limit named)."""
     X_b = np.ascontiguousarray(X_b, dtype=dtype)
-    if check:     # finite and within squared distances' range (the limit named)
-        check_magnitude(X_b, X_b.shape[1])
-    return X_b
+    top = check_magnitude(X_b, X_b.shape[1]) if check else None
+    return X_b, top
+
+
+def _topped(part: Part, top: Optional[float]) -> Part:
+    part.top = top
+    return part
 
 
 def _weights(sw_b: Any, n: int, dtype: np.dtype, check: bool) -> np.ndarray:
@@ -149,14 +160,15 @@ def pass_block(X_b: Any, sw_b: Any, centers: np.ndarray, offset: int, sums: bool
     the per-cluster sums of :class:`~gmmfast.cluster._merge.ClusterSums`, with a point
     drawn per cluster (``sample_seed``) and its row, for merge-split's relocation."""
     k, d = centers.shape
-    X_b = _block(X_b, centers.dtype, check)
+    X_b, top = _block(X_b, centers.dtype, check)
     n = X_b.shape[0]
     picks = sample_seed is not None
     if n == 0:                  # the kernel leaves the slot sums unset for zero rows
-        return _empty_part(k, d, centers.dtype, sums, picks, False)
+        return _topped(_empty_part(k, d, centers.dtype, sums, picks, False), top)
     sw = _weights(sw_b, n, centers.dtype, check)
     a = assign(X_b, sw, centers, 1, with_sums=sums, sample_seed=sample_seed, offset=offset)
-    part = Part(cost=expansion(a.chunk_costs), counts=np.bincount(a.labels, minlength=k))
+    part = Part(cost=expansion(a.chunk_costs), counts=np.bincount(a.labels, minlength=k),
+                top=top)
     if sums:
         s = a.sums
         part.weight, part.resid, part.sse = s.weight, s.resid, s.cost
@@ -175,10 +187,11 @@ def walk_block(X_b: Any, sw_b: Any, centers: np.ndarray, prev: Optional[np.ndarr
     (1 - eta) (b_b - F_b) less a rounding margin (no walk if ``eta`` is None). Returns the
     new labels (kept on the worker) and the block's Part."""
     k, d = centers.shape
-    X_b = _block(X_b, centers.dtype, check)
+    X_b, top = _block(X_b, centers.dtype, check)
     n = X_b.shape[0]
     if n == 0:
-        return np.empty(0, dtype=np.int32), _empty_part(k, d, centers.dtype, False, False, True)
+        return np.empty(0, dtype=np.int32), _topped(
+            _empty_part(k, d, centers.dtype, False, False, True), top)
     sw = _weights(sw_b, n, centers.dtype, check)
     a = assign(X_b, sw, centers, 1, prev_labels=prev)
     f_b = exact_sum(a.chunk_costs)
@@ -195,7 +208,7 @@ def walk_block(X_b: Any, sw_b: Any, centers: np.ndarray, prev: Optional[np.ndarr
                 prev=expansion(a.chunk_prev_costs) if prev is not None else list(
                     expansion(a.chunk_costs)),
                 walked=expansion(chunk), wsum=S.sum(axis=0), wweight=W.sum(axis=0),
-                proposals=proposals, accepted=accepted)
+                proposals=proposals, accepted=accepted, top=top)
     return labels, part
 
 
@@ -203,11 +216,12 @@ def sample_block(X_b: Any, sw_b: Any, offset: int, p: float, seed: int, dtype: n
                  check: bool) -> Part:
     """The block's rows drawn with probability ``p`` each (stream (seed, global row)), and
     their weights: a uniform sample across blocks that no chunking changes."""
-    X_b = _block(X_b, dtype, check)
+    X_b, top = _block(X_b, dtype, check)
     n = X_b.shape[0]
     sw = _weights(sw_b, n, dtype, check)
     idx = sample_rows(n, p, seed, offset, 1)
-    return Part(cost=[], counts=np.zeros(0, dtype=np.int64), extra=(X_b[idx], sw[idx]))
+    return Part(cost=[], counts=np.zeros(0, dtype=np.int64), extra=(X_b[idx], sw[idx]),
+                top=top)
 
 
 def parallel_update(X_b: Any, sw_b: Any, state: Any, new: np.ndarray, base: int, n_cand: int,
@@ -216,7 +230,7 @@ def parallel_update(X_b: Any, sw_b: Any, state: Any, new: np.ndarray, base: int,
     (numbered from ``base``) and the nearest candidate of each row. Returns the state
     (D, nearest; kept on the worker) and a Part with the expansion of sum D and the
     weight of the rows nearest each of the ``n_cand`` candidates."""
-    X_b = _block(X_b, new.dtype, check)
+    X_b, top = _block(X_b, new.dtype, check)
     n = X_b.shape[0]
     sw = _weights(sw_b, n, new.dtype, check)
     if state is None:
@@ -231,14 +245,14 @@ def parallel_update(X_b: Any, sw_b: Any, state: Any, new: np.ndarray, base: int,
     weight = np.bincount(near[near >= 0], weights=sw[near >= 0].astype(np.float64),
                          minlength=n_cand)
     return (dist, near), Part(cost=expansion(dist), counts=np.zeros(0, dtype=np.int64),
-                              extra=weight)
+                              extra=weight, top=top)
 
 
 def parallel_draw(X_b: Any, state: Any, scale: float, seed: int, offset: int,
                   dtype: np.dtype) -> Part:
     """k-means|| oversampling on one block: row i with probability min(1, scale D_i),
     from the stream (seed, offset + i) (so chunking changes nothing)."""
-    X_b = _block(X_b, dtype, False)
+    X_b, _ = _block(X_b, dtype, False)
     idx = draw_rows(state[0], scale, seed, offset, 1)
     return Part(cost=[], counts=np.zeros(0, dtype=np.int64), extra=(X_b[idx],))
 
@@ -246,19 +260,19 @@ def parallel_draw(X_b: Any, state: Any, scale: float, seed: int, offset: int,
 def partition_block(X_b: Any, sw_b: Any, k: int, seed: int, dtype: np.dtype,
                     check: bool) -> Part:
     """Random partition of one block (its own stream): coordinate sums and weights."""
-    X_b = _block(X_b, dtype, check)
+    X_b, top = _block(X_b, dtype, check)
     n = X_b.shape[0]
     sw = _weights(sw_b, n, dtype, check)
     labels = np.random.default_rng(seed).integers(0, k, size=n).astype(np.int32)
     d = X_b.shape[1]
     S, W = labeling_sums(X_b, sw, labels, k, 1) if n else (np.zeros((1, k, d)), np.zeros((1, k)))
     return Part(cost=[], counts=np.zeros(k, dtype=np.int64), wsum=S.sum(axis=0),
-                wweight=W.sum(axis=0), walked=[], prev=[])
+                wweight=W.sum(axis=0), walked=[], prev=[], top=top)
 
 
 def predict_block(X_b: Any, centers: np.ndarray) -> np.ndarray:
     """Nearest centers of one block's rows."""
-    X_b = _block(X_b, centers.dtype, True)
+    X_b, _ = _block(X_b, centers.dtype, True)
     if X_b.shape[0] == 0:
         return np.empty(0, dtype=np.int32)
     return assign(X_b, np.ones(X_b.shape[0], dtype=centers.dtype), centers, 1).labels
@@ -266,7 +280,7 @@ def predict_block(X_b: Any, centers: np.ndarray) -> np.ndarray:
 
 def transform_block(X_b: Any, centers: np.ndarray) -> np.ndarray:
     """Distances of one block's rows to every center."""
-    X_b = _block(X_b, centers.dtype, True)
+    X_b, _ = _block(X_b, centers.dtype, True)
     if X_b.shape[0] == 0:
         return np.empty((0, centers.shape[0]), dtype=centers.dtype)
     return distances(X_b, centers, 1)

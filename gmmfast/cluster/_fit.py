@@ -31,11 +31,13 @@ def as_rows(X: Any, sample_weight: Any = None, *, n_features: Optional[int] = No
             owner: str = "GMMKMeans", fit: bool = False) -> Any:
     """X and its weights, validated once, as :class:`MemoryRows` or (a dask array)
     :class:`~gmmfast.cluster._dask.DaskRows`. With ``n_features`` (a fitted estimator's),
-    X must have that many columns; with ``fit`` (rows a fit clusters or seeds on), X in
-    memory must not be too small for squared distances (``check_data``)."""
+    X must have that many columns; with ``fit`` (rows a fit clusters or seeds on), X must
+    not be too small for squared distances nor its objective beyond float64
+    (:func:`~gmmfast._validation.check_rows`; on a dask array checked from the first pass's
+    maxima)."""
     if is_dask_array(X):
         from ._dask import DaskRows
-        rows: Any = DaskRows(X, sample_weight)
+        rows: Any = DaskRows(X, sample_weight, fit=fit)
     else:
         rows = MemoryRows(*check_rows(X, sample_weight, fit=fit))
     if n_features is not None and rows.d != n_features:

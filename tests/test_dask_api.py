@@ -1,0 +1,79 @@
+"""GMMKMeans on a dask array refuses bad input as a fit in memory does: the same error type
+and message, checked in the passes it makes anyway (on the local synchronous scheduler
+unless a test says otherwise; tests/test_dask.py runs the fits on a distributed cluster)."""
+import warnings
+
+import numpy as np
+import pytest
+
+dask = pytest.importorskip("dask")
+da = pytest.importorskip("dask.array")
+
+from gmmfast import GMMKMeans  # noqa: E402
+from gmmfast.cluster import initial_centers  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def synchronous():
+    with dask.config.set(scheduler="synchronous"):
+        yield
+
+
+def mixture(n=2000, d=3, m=6, seed=0):
+    rng = np.random.default_rng(seed)
+    M = rng.normal(scale=10, size=(m, d))
+    return M[rng.integers(0, m, n)] + rng.normal(size=(n, d))
+
+
+def refusal(fit, *args, **kw):
+    """(type, message) of the error ``fit`` raises."""
+    with pytest.raises((ValueError, TypeError)) as e:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fit(*args, **kw)
+    return e.type, str(e.value)
+
+
+def same_refusal(X, Xd, est=None, **kw):
+    """The in-memory fit's and the dask fit's errors, which must be equal; the estimator
+    keeps no fitted state."""
+    est = est or GMMKMeans(4, random_state=0)
+    mem = refusal(est.fit, X, **kw.get("mem", {}))
+    dsk = refusal(est.fit, Xd, **kw.get("dsk", {}))
+    assert dsk == mem
+    assert not hasattr(est, "cluster_centers_")
+    return mem
+
+
+@pytest.mark.parametrize("scale, dtype, match", [
+    (1e-160, np.float64, "underflow float64"),
+    (1e-18, np.float32, "underflow float32"),
+    (1e151, np.float64, "sum of squared distances"),
+])
+def test_whole_data_limits_as_in_memory(scale, dtype, match):
+    X = (mixture() * scale).astype(dtype)
+    for chunks in (500, (1, 1999)):
+        _, message = same_refusal(X, da.from_array(X, chunks=(chunks, 3)))
+        assert match in message
+    assert refusal(initial_centers, da.from_array(X, chunks=(500, 3)), 4, random_state=0) \
+        == refusal(initial_centers, X, 4, random_state=0)
+
+
+def test_weighted_objective_range_as_in_memory():
+    X = mixture() * 1e140
+    w = np.full(X.shape[0], 1e30)
+    Xd = da.from_array(X, chunks=(500, 3))
+    for sw in (w, da.from_array(w, chunks=700)):
+        _, message = same_refusal(X, Xd, mem=dict(sample_weight=w), dsk=dict(sample_weight=sw))
+        assert "sample_weight summing to" in message
+
+
+def test_whole_data_limits_leave_valid_data_alone():
+    """Tiny values in one block, large in another: the whole data is within the limits (as
+    in memory), though one block alone is not; predict/score/inertia are not held to them."""
+    X = mixture()
+    X[:500] *= 1e-160
+    m = GMMKMeans(4, random_state=0, max_iter=5).fit(da.from_array(X, chunks=(500, 3)))
+    tiny = da.from_array(X[:500], chunks=(100, 3))
+    assert m.predict(tiny).compute().shape == (500,)
+    assert np.isfinite(m.score(tiny))
