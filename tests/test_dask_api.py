@@ -77,3 +77,16 @@ def test_whole_data_limits_leave_valid_data_alone():
     tiny = da.from_array(X[:500], chunks=(100, 3))
     assert m.predict(tiny).compute().shape == (500,)
     assert np.isfinite(m.score(tiny))
+
+
+def test_sparse_blocks_refused_as_in_memory():
+    sparse = pytest.importorskip("scipy.sparse")
+    X = mixture()
+    mem = refusal(GMMKMeans(4).fit, sparse.csr_matrix(X))
+    assert mem[0] is TypeError and "X: sparse" in mem[1]
+    blocks = da.from_array(X, chunks=(500, 3))
+    declared = blocks.map_blocks(sparse.csr_matrix)              # its meta is sparse
+    hidden = blocks.map_blocks(sparse.csr_matrix, meta=np.empty((0, 0)))    # declared dense
+    for Xd in (declared, hidden):
+        assert refusal(GMMKMeans(4).fit, Xd) == mem
+    assert refusal(GMMKMeans(4, init="k-means||").fit, hidden) == mem

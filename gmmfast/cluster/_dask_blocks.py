@@ -20,7 +20,8 @@ from .._kernels._common import openmp_max_threads
 from .._validation import (check_array, check_not_empty, check_sample_weight,
                            check_underflow, draw_seed, exact_sum, float_dtype_for,
                            objective_range)
-from ._dask_tasks import (Part, combine, expansion, is_dask_array, parallel_draw,
+from ._dask_tasks import (SPARSE_MESSAGE, Part, combine, expansion, is_dask_array, is_sparse,
+                          parallel_draw,
                           parallel_update, partition_block, pass_block, sample_block)
 from ._init import kmeans_parallel, kmeans_plusplus
 from ._pass import ClusterSums
@@ -109,6 +110,8 @@ def float_rows(X: Any) -> Any:
         raise ValueError("X has unknown chunk sizes (nan in its shape); call "
                          "X.compute_chunk_sizes() first.")
     check_not_empty(X.shape)
+    if is_sparse(getattr(X, "_meta", None)):      # scipy.sparse blocks: as in memory
+        raise TypeError(SPARSE_MESSAGE)
     dtype = float_dtype_for(X.dtype)
     if X.dtype != dtype:
         X = X.astype(dtype)

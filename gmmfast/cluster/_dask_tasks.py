@@ -119,10 +119,21 @@ def _combine_extra(a: Any, b: Any) -> Any:
 
 # -- block tasks ------------------------------------------------------------------------
 
+#: The error of sparse X, in memory (check_array) and in a dask array's blocks.
+SPARSE_MESSAGE = "X: sparse input is not supported; pass a dense array (e.g. X.toarray())."
+
+
+def is_sparse(X: Any) -> bool:
+    """A scipy.sparse matrix or array (or anything that converts like one)."""
+    return hasattr(X, "toarray") or hasattr(X, "tocsr")
+
+
 def _block(X_b: Any, dtype: np.dtype, check: Any) -> Tuple[np.ndarray, Optional[float]]:
     """The block as a C-contiguous array of ``dtype`` and, with ``check`` (the first pass),
-    its largest |value| (None otherwise), checked finite and within squared distances'
-    range (the limit named)."""
+    its largest |value| (None otherwise), checked dense, finite and within squared
+    distances' range (the limit named)."""
+    if check and is_sparse(X_b):     # a dask array declared dense with sparse blocks
+        raise TypeError(SPARSE_MESSAGE)
     X_b = np.ascontiguousarray(X_b, dtype=dtype)
     top = check_magnitude(X_b, X_b.shape[1]) if check else None
     return X_b, top
