@@ -90,3 +90,26 @@ def test_sparse_blocks_refused_as_in_memory():
     for Xd in (declared, hidden):
         assert refusal(GMMKMeans(4).fit, Xd) == mem
     assert refusal(GMMKMeans(4, init="k-means||").fit, hidden) == mem
+
+
+@pytest.mark.parametrize("wrong, found", [
+    (lambda b: b.astype(np.float32), "dtype float32 where it declares float64"),
+    (lambda b: b[:-1], r"shape \(499, 3\) where it declares \(500, 3\)"),
+    (lambda b: b[:, :2], r"shape \(500, 2\) where it declares \(500, 3\)"),
+])
+@pytest.mark.parametrize("kw", [{}, dict(init="k-means||", sample_size=None),
+                                dict(selection="random", eta=0.5, init="forgy"),
+                                dict(sample_size=None, init="random-partition")])
+def test_misdeclared_blocks_are_named(wrong, found, kw):
+    """Blocks whose shape or dtype is not what the dask array declares (map_blocks with a
+    wrong chunks= or dtype=) are refused in the first pass, naming X, the block, what is
+    declared and what was found."""
+    X = mixture(n=2000)
+    Xd = da.from_array(X, chunks=(500, 3)).map_blocks(wrong, dtype=np.float64,
+                                                      chunks=(500, 3))
+    with pytest.raises(ValueError, match="where it declares") as e:
+        GMMKMeans(4, random_state=0, max_iter=3, **kw).fit(Xd)
+    if kw.get("init") == "forgy":      # k rows read before the first pass, if they show it
+        assert e.match(r"^X: (rows read from the dask array have |block \d of the dask)")
+    else:
+        assert e.match(r"X: block \d of the dask array .* has " + found)

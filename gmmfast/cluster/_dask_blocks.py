@@ -20,7 +20,7 @@ from .._kernels._common import openmp_max_threads
 from .._validation import (check_array, check_not_empty, check_sample_weight,
                            check_underflow, draw_seed, exact_sum, float_dtype_for,
                            objective_range)
-from ._dask_tasks import (SPARSE_MESSAGE, Part, combine, expansion, is_dask_array, is_sparse,
+from ._dask_tasks import (SPARSE_MESSAGE, BlockCheck, Part, combine, expansion, is_dask_array, is_sparse,
                           parallel_draw,
                           parallel_update, partition_block, pass_block, sample_block)
 from ._init import kmeans_parallel, kmeans_plusplus
@@ -75,6 +75,16 @@ class Blocks:
     def check_now(self) -> bool:
         check, self.unchecked = self.unchecked, False
         return check
+
+    def checks(self) -> list:
+        """Per block, what its task checks: in the first pass (:meth:`check_now`) a
+        :class:`~gmmfast.cluster._dask_tasks.BlockCheck` (the shape and dtype the dask array
+        declares for it; the values), None in the others."""
+        if not self.check_now():
+            return [None] * len(self.blocks)
+        d = int(self.X.shape[1])
+        return [BlockCheck(b, int(o), int(s), d, self.dtype)
+                for b, (o, s) in enumerate(zip(self.offsets, self.sizes))]
 
     def compute(self, *objs):
         """dask.compute, recording the seconds and the bytes the driver received."""
@@ -158,10 +168,10 @@ def run_pass(data: Blocks, centers: np.ndarray, *, sums: bool = True,
     """One pass over the blocks at ``centers``, reduced to one Part on the driver."""
     import dask
     c = dask.delayed(centers)
-    check = data.check_now()
     task = dask.delayed(pass_block, pure=False)
     parts = [task(xb, swb, c, int(o), sums, sample_seed, check)
-             for xb, swb, o in zip(data.blocks, data.sw_blocks, data.offsets)]
+             for xb, swb, o, check in zip(data.blocks, data.sw_blocks, data.offsets,
+                                          data.checks())]
     data.passes += 1
     return data.compute(reduce_tree(parts))[0]
 
@@ -176,7 +186,14 @@ def _rows(data: Blocks, idx: Any) -> np.ndarray:
     idx = np.asarray(idx, dtype=np.int64)
     order = np.argsort(idx, kind="stable")
     rows = np.empty((idx.shape[0], data.X.shape[1]), dtype=data.dtype)
-    rows[order] = data.compute(data.X[idx[order]])[0]
+    got = data.compute(data.X[idx[order]])[0]
+    if is_sparse(got) or got.shape != rows.shape or got.dtype != data.dtype:
+        raise ValueError(        # before the first pass (forgy): blocks misdeclared
+            f"X: rows read from the dask array have "
+            f"{'sparse type' if is_sparse(got) else f'shape {got.shape}, dtype {got.dtype}'}"
+            f" where it declares shape {rows.shape}, dtype {data.dtype}: the chunks or the "
+            "dtype/meta it was built with (e.g. by map_blocks) are not those of its blocks.")
+    rows[order] = got
     return rows
 
 
@@ -208,9 +225,9 @@ def draw_sample(data: Blocks, size: int, k: int, rng: np.random.Generator):
     task = dask.delayed(sample_block, pure=False)
 
     def draw(p: float, seed: int):
-        check = data.check_now()
         parts = [task(xb, swb, int(o), p, seed, data.dtype, check)
-                 for xb, swb, o in zip(data.blocks, data.sw_blocks, data.offsets)]
+                 for xb, swb, o, check in zip(data.blocks, data.sw_blocks, data.offsets,
+                                              data.checks())]
         data.passes += 1
         return data.compute(reduce_tree(parts))[0].extra
 
@@ -246,9 +263,9 @@ def kmeans_parallel_blocks(data: Blocks, k: int, rng: np.random.Generator, *,
     def lower(new: np.ndarray, base: int) -> Part:
         nonlocal states
         c = dask.delayed(new)
-        check = data.check_now()
         outs = [update(xb, swb, st, c, base, n_cand, check)
-                for xb, swb, st in zip(data.blocks, data.sw_blocks, states)]
+                for xb, swb, st, check in zip(data.blocks, data.sw_blocks, states,
+                                              data.checks())]
         data.passes += 1
         done = dask.persist(*[o[0] for o in outs], reduce_tree([o[1] for o in outs]))
         states = list(done[:-1])
@@ -307,10 +324,10 @@ def init_centers(data: Blocks, p: Any, rng: np.random.Generator) -> np.ndarray:
         return forgy
     seed = draw_seed(rng)               # random partition, a stream per block
     task = dask.delayed(partition_block, pure=False)
-    check = data.check_now()
     parts = [task(xb, swb, k, int(np.random.SeedSequence([seed, int(o)]).generate_state(
         1, np.uint64)[0]), data.dtype, check)
-        for xb, swb, o in zip(data.blocks, data.sw_blocks, data.offsets)]
+        for xb, swb, o, check in zip(data.blocks, data.sw_blocks, data.offsets,
+                                     data.checks())]
     data.passes += 1
     part = data.compute(reduce_tree(parts))[0]
     full = part.wweight > 0

@@ -43,7 +43,7 @@ class BlockBounds:
 
 
 def bounded_pass_block(X_b: Any, sw_b: Any, centers: np.ndarray,
-                       state: Optional[BlockBounds], check: bool):
+                       state: Optional[BlockBounds], check: Any):
     """One block of a Lloyd pass at ``centers`` (the cost, counts and per-cluster sums of
     :func:`~gmmfast.cluster._dask_tasks.pass_block`, no drawn points) from the block's state
     of the last pass: rows whose label provably stays are not searched, the labels and sums
@@ -156,11 +156,11 @@ class DaskSumsFamily(_Family):
         bytes per row in all, not 40)."""
         import dask
         c = dask.delayed(w)
-        check = self.data.check_now()
         task = dask.delayed(bounded_pass_block, pure=False, nout=2)
         states, self._states = self._states or [None] * len(self.data.blocks), None
         outs = [task(xb, swb, c, st, check)
-                for xb, swb, st in zip(self.data.blocks, self.data.sw_blocks, states)]
+                for xb, swb, st, check in zip(self.data.blocks, self.data.sw_blocks, states,
+                                              self.data.checks())]
         del states
         self._states, part = _persist_pass(self.data, outs)
         return part
@@ -228,11 +228,10 @@ class DaskWalkFamily(_Family):
     def _run(self, w: np.ndarray, prev: Optional[WalkBound], walking: bool) -> _Pass:
         import dask
         c = dask.delayed(w)
-        check = self.data.check_now()
         task = dask.delayed(walk_block, pure=False, nout=2)
         outs = []
-        for b, (xb, swb, o) in enumerate(zip(self.data.blocks, self.data.sw_blocks,
-                                             self.data.offsets)):
+        for b, (xb, swb, o, check) in enumerate(zip(self.data.blocks, self.data.sw_blocks,
+                                                    self.data.offsets, self.data.checks())):
             seed = int(np.random.SeedSequence([self.seed, self.n_passes, int(o)])
                        .generate_state(1, np.uint64)[0])
             outs.append(task(xb, swb, c, None if prev is None else prev.labels[b],

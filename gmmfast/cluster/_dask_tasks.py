@@ -128,12 +128,41 @@ def is_sparse(X: Any) -> bool:
     return hasattr(X, "toarray") or hasattr(X, "tocsr")
 
 
+@dataclass(frozen=True)
+class BlockCheck:
+    """What the first pass checks block ``index`` (rows from ``offset``) against: the shape
+    (``rows``, ``cols``) and ``dtype`` its dask array declares for it."""
+
+    index: int
+    offset: int
+    rows: int
+    cols: int
+    dtype: np.dtype
+
+    def __call__(self, X_b: Any) -> None:
+        shape = tuple(getattr(X_b, "shape", ()))
+        dtype = getattr(X_b, "dtype", None)
+        found = []
+        if shape != (self.rows, self.cols):
+            found.append(f"shape {shape} where it declares ({self.rows}, {self.cols})")
+        if dtype != self.dtype:
+            found.append(f"dtype {dtype} where it declares {self.dtype}")
+        if found:
+            raise ValueError(
+                f"X: block {self.index} of the dask array (rows from {self.offset}) has "
+                f"{' and '.join(found)}: the chunks or the dtype/meta it was built with "
+                "(e.g. by map_blocks) are not those of its blocks.")
+
+
 def _block(X_b: Any, dtype: np.dtype, check: Any) -> Tuple[np.ndarray, Optional[float]]:
     """The block as a C-contiguous array of ``dtype`` and, with ``check`` (the first pass),
-    its largest |value| (None otherwise), checked dense, finite and within squared
-    distances' range (the limit named)."""
+    its largest |value| (None otherwise), checked dense, of the declared shape and dtype
+    (``check`` a :class:`BlockCheck`), finite and within squared distances' range (the
+    limit named)."""
     if check and is_sparse(X_b):     # a dask array declared dense with sparse blocks
         raise TypeError(SPARSE_MESSAGE)
+    if isinstance(check, BlockCheck):
+        check(X_b)
     X_b = np.ascontiguousarray(X_b, dtype=dtype)
     top = check_magnitude(X_b, X_b.shape[1]) if check else None
     return X_b, top
