@@ -113,3 +113,17 @@ def test_misdeclared_blocks_are_named(wrong, found, kw):
         assert e.match(r"^X: (rows read from the dask array have |block \d of the dask)")
     else:
         assert e.match(r"X: block \d of the dask array .* has " + found)
+
+
+@pytest.mark.parametrize("init", ["k-means++", "k-means||"])
+def test_seeding_on_a_sample_is_the_in_memory_seeding(init):
+    """Valid data (a few large rows, the rest tiny): a seeding sample that misses the large
+    rows is seeded, not refused as underflowing (the whole data was checked); and the
+    sample's seeding is the internal one an in-memory fit runs."""
+    X = mixture(n=50000) * 1e-150      # more rows than a level gathered to the driver
+    X[:3] = 1.0
+    Xd = da.from_array(X, chunks=(5000, 3))
+    C = initial_centers(Xd, 3, init=init, init_size=200, random_state=0)
+    assert C.shape == (3, 3) and np.isfinite(C).all()
+    m = GMMKMeans(3, init=init, init_size=200, random_state=0, max_iter=3).fit(Xd)
+    assert np.isfinite(m.inertia_)
