@@ -127,3 +127,49 @@ def test_seeding_on_a_sample_is_the_in_memory_seeding(init):
     assert C.shape == (3, 3) and np.isfinite(C).all()
     m = GMMKMeans(3, init=init, init_size=200, random_state=0, max_iter=3).fit(Xd)
     assert np.isfinite(m.inertia_)
+
+
+def _weights(kind, n):
+    w = np.ones(n)
+    if kind == "2-D":
+        return w[:, None]
+    if kind == "short":
+        return w[:-1]
+    if kind == "empty":
+        return w[:0]
+    if kind == "complex":
+        return w + 1j
+    if kind == "beyond float32":
+        return w * 1e39
+    w[7] = {"nan": np.nan, "inf": np.inf, "negative": -1.0}.get(kind, w[7])
+    return w * 0 if kind == "zero" else w
+
+
+@pytest.mark.parametrize("kind", ["2-D", "short", "empty", "complex", "nan", "inf", "negative",
+                                  "zero", "beyond float32"])
+def test_dask_sample_weight_refused_as_in_memory(kind):
+    X = mixture().astype(np.float32)
+    w = _weights(kind, X.shape[0])
+    chunks = max(1, min(700, w.shape[0]))
+    wd = da.from_array(w, chunks=(chunks,) + w.shape[1:])
+    for Xd in (da.from_array(X, chunks=(500, 3)),):
+        same_refusal(X, Xd, mem=dict(sample_weight=w), dsk=dict(sample_weight=wd))
+
+
+def test_dask_sample_weight_is_read_once():
+    """The weights' graph is computed once (checked, then persisted), not in every pass."""
+    X = mixture()
+    w = np.random.default_rng(1).random(X.shape[0])
+    reads = []
+
+    def read(b):
+        reads.append(b.shape[0])
+        return b
+
+    wd = da.from_array(w, chunks=500).map_blocks(read, dtype=w.dtype)
+    m = GMMKMeans(4, eta=1.0, init="forgy", random_state=0, max_iter=20, tol=0)
+    m.fit(da.from_array(X, chunks=(500, 3)), sample_weight=wd)
+    assert m.n_iter_ > 2 and sum(reads) == X.shape[0]
+    mem = GMMKMeans(4, eta=1.0, init="forgy", random_state=0, max_iter=20, tol=0)
+    mem.fit(X, sample_weight=w)
+    np.testing.assert_allclose(m.cluster_centers_, mem.cluster_centers_, rtol=1e-10)

@@ -21,7 +21,7 @@ from .._validation import (check_array, check_not_empty, check_sample_weight,
                            check_underflow, draw_seed, exact_sum, float_dtype_for,
                            objective_range)
 from ._dask_tasks import (SPARSE_MESSAGE, BlockCheck, Part, combine, expansion, is_dask_array, is_sparse,
-                          parallel_draw,
+                          parallel_draw, weight_stats,
                           parallel_update, partition_block, pass_block, sample_block)
 from ._init import _parallel, _plusplus
 from ._pass import ClusterSums
@@ -131,7 +131,6 @@ def float_rows(X: Any) -> Any:
 def as_blocks(X: Any, sample_weight: Any, fit: bool = False) -> Blocks:
     """The dask array (see :func:`float_rows`) and the sample weights as row blocks; ``fit``:
     rows a fit clusters (see :class:`Blocks`)."""
-    import dask.array as da
     X = float_rows(X)
     sizes = np.asarray(X.chunks[0], dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
@@ -141,18 +140,7 @@ def as_blocks(X: Any, sample_weight: Any, fit: bool = False) -> Blocks:
     if not weighted:
         sw_blocks = [None] * len(blocks)
     elif is_dask_array(sample_weight):
-        if sample_weight.shape != (X.shape[0],):
-            raise ValueError(f"sample_weight must have shape ({X.shape[0]},), got "
-                             f"{sample_weight.shape}.")
-        sw = sample_weight.astype(X.dtype).rechunk((X.chunks[0],))
-        total, low, finite = da.compute(sw.sum(dtype=np.float64), sw.min(),
-                                        da.isfinite(sw).all())
-        if not finite or low < 0:
-            raise ValueError("sample_weight must be finite and >= 0.")
-        if not total > 0:
-            raise ValueError("sample_weight must have a positive sum; all weights are zero.")
-        total = float(total)
-        sw_blocks = list(sw.to_delayed().ravel())
+        sw_blocks, total = dask_weights(sample_weight, X)
     else:   # in memory: validated here, sent to the workers once (not with every pass)
         sw = check_sample_weight(sample_weight, X.shape[0], X.dtype)
         total = float(sw.sum(dtype=np.float64))
@@ -161,6 +149,44 @@ def as_blocks(X: Any, sample_weight: Any, fit: bool = False) -> Blocks:
                                         for o, s in zip(offsets, sizes)]))
     return Blocks(X=X, blocks=blocks, sw_blocks=sw_blocks, offsets=offsets, sizes=sizes,
                   dtype=X.dtype, weighted=weighted, fit=fit, total=total)
+
+
+def dask_weights(sample_weight: Any, X: Any):
+    """A dask array of sample weights for X (see :func:`float_rows`) as X's dtype in X's row
+    chunks, as persisted delayed blocks (read once, then every pass takes them from the
+    workers), and the float64 sum of the weights; refused with the errors of
+    :func:`~gmmfast._validation.check_sample_weight` in memory, in the same order."""
+    import dask
+    import dask.array as da
+    float_dtype_for(sample_weight.dtype, "sample_weight")     # complex, strings
+    shape, n = sample_weight.shape, X.shape[0]
+    if sample_weight.ndim != 1:
+        raise ValueError(f"sample_weight must be a 1-D array, got a {sample_weight.ndim}-D "
+                         f"array of shape {shape}.")
+    check_not_empty(shape, "sample_weight")
+    if shape != (n,):
+        raise ValueError(f"sample_weight must have shape ({n},), got {shape}.")
+    sw = sample_weight.astype(X.dtype).rechunk((X.chunks[0],))
+    blocks = list(dask.persist(*sw.to_delayed().ravel()))
+    stats = dask.compute(*[dask.delayed(weight_stats, pure=False)(b) for b in blocks])
+    total = math.fsum(t for t, _, _, _ in stats)
+    finite = all(f for _, f, _, _ in stats)
+    low = min(m for _, _, m, _ in stats)
+    positive = any(p for _, _, _, p in stats)
+    if not finite:
+        raw = sample_weight.astype(np.float64)
+        raw_finite, top = dask.compute(da.isfinite(raw).all(), abs(raw).max())
+        if raw_finite:      # finite, but beyond X's dtype
+            raise ValueError(f"sample_weight has values up to {float(top):.3g}, "
+                             f"beyond {X.dtype}'s largest "
+                             f"({float(np.finfo(X.dtype).max):.3g}; X is {X.dtype}): "
+                             "scale sample_weight.")
+        raise ValueError("sample_weight contains NaN or infinity; all values must be finite.")
+    if low < 0:
+        raise ValueError("sample_weight must be finite and >= 0.")
+    if not positive:
+        raise ValueError("sample_weight must have a positive sum; all weights are zero.")
+    return blocks, float(total)
 
 
 def run_pass(data: Blocks, centers: np.ndarray, *, sums: bool = True,

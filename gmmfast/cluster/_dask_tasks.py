@@ -182,6 +182,14 @@ def _weights(sw_b: Any, n: int, dtype: np.dtype, check: bool) -> np.ndarray:
     return sw
 
 
+def weight_stats(sw_b: np.ndarray):
+    """A block of weights' float64 sum, whether all are finite, their minimum (inf when
+    none) and whether one is positive: what the driver checks of the weights."""
+    finite = bool(np.isfinite(sw_b).all())
+    low = float(sw_b.min()) if sw_b.shape[0] else math.inf
+    return float(sw_b.sum(dtype=np.float64)), finite, low, bool((sw_b > 0).any())
+
+
 def _empty_part(k: int, d: int, dtype: np.dtype, sums: bool, picks: bool, walked: bool) -> Part:
     z = np.zeros
     return Part(cost=[], counts=z(k, dtype=np.int64),
