@@ -399,6 +399,18 @@ def test_bad_input_raises_and_leaves_no_state(client, make, params, match):
     assert not hasattr(m, "cluster_centers_")
 
 
+def test_errors_in_tasks_are_raised_clean_from_the_workers(client):
+    """A check's error raised on a worker: the same type and message, without the
+    scheduler's frames."""
+    X = mixture(n=2000)
+    X[1500, 1] = np.inf
+    with pytest.raises(ValueError, match="X contains NaN or infinity") as e:
+        GMMKMeans(4, random_state=0).fit(da.from_array(X, chunks=(500, 3)))
+    assert not [t for t in e.traceback if "site-packages/distributed" in str(t.path)
+                or "site-packages/dask" in str(t.path)]
+    assert e.value.__cause__ is None and e.value.__suppress_context__
+
+
 def test_predict_checks_width(client):
     X = mixture(n=2000)
     m = GMMKMeans(4, random_state=0, max_iter=3).fit(da.from_array(X, chunks=(500, 3)))

@@ -173,3 +173,27 @@ def test_dask_sample_weight_is_read_once():
     mem = GMMKMeans(4, eta=1.0, init="forgy", random_state=0, max_iter=20, tol=0)
     mem.fit(X, sample_weight=w)
     np.testing.assert_allclose(m.cluster_centers_, mem.cluster_centers_, rtol=1e-10)
+
+
+def _no_scheduler_frames(excinfo):
+    paths = [str(entry.path) for entry in excinfo.traceback]
+    assert not [p for p in paths if "site-packages/dask" in p
+                or "site-packages/distributed" in p], paths
+    exc = excinfo.value
+    assert exc.__cause__ is None and exc.__suppress_context__
+
+
+@pytest.mark.parametrize("scheduler", ["synchronous", "threads"])
+@pytest.mark.parametrize("bad, error, match", [
+    (lambda X: np.where(np.arange(X.size).reshape(X.shape) == 1500, np.nan, X), ValueError,
+     "X contains NaN or infinity"),
+    (lambda X: X * 1e160, ValueError, "squared distances overflow"),
+])
+def test_errors_in_tasks_are_raised_clean(scheduler, bad, error, match):
+    """A check's error raised in a task comes to the user as a copy (same type, same
+    message) raised on the driver: no scheduler frames, no chained exceptions."""
+    Xd = da.from_array(bad(mixture()), chunks=(500, 3))
+    with dask.config.set(scheduler=scheduler):
+        with pytest.raises(error, match=match) as e:
+            GMMKMeans(4, random_state=0).fit(Xd)
+    _no_scheduler_frames(e)

@@ -20,9 +20,9 @@ from .._kernels._common import openmp_max_threads
 from .._validation import (check_array, check_not_empty, check_sample_weight,
                            check_underflow, draw_seed, exact_sum, float_dtype_for,
                            objective_range)
-from ._dask_tasks import (SPARSE_MESSAGE, BlockCheck, Part, combine, expansion, is_dask_array, is_sparse,
-                          parallel_draw, weight_stats,
-                          parallel_update, partition_block, pass_block, sample_block)
+from ._dask_tasks import (SPARSE_MESSAGE, BlockCheck, Part, combine, expansion, is_dask_array,
+                          is_sparse, parallel_draw, parallel_update, partition_block,
+                          pass_block, sample_block, task_errors, weight_stats)
 from ._init import _parallel, _plusplus
 from ._pass import ClusterSums
 from ._rows import uniform_sample
@@ -90,7 +90,8 @@ class Blocks:
         """dask.compute, recording the seconds and the bytes the driver received."""
         import dask
         t0 = time.perf_counter()
-        out = dask.compute(*objs)
+        with task_errors():
+            out = dask.compute(*objs)
         self.stats.append((time.perf_counter() - t0, _nbytes(out)))
         for o in out:
             if isinstance(o, Part) and o.top is not None:     # the checking pass's result
@@ -293,7 +294,8 @@ def kmeans_parallel_blocks(data: Blocks, k: int, rng: np.random.Generator, *,
                 for xb, swb, st, check in zip(data.blocks, data.sw_blocks, states,
                                               data.checks())]
         data.passes += 1
-        done = dask.persist(*[o[0] for o in outs], reduce_tree([o[1] for o in outs]))
+        with task_errors():
+            done = dask.persist(*[o[0] for o in outs], reduce_tree([o[1] for o in outs]))
         states = list(done[:-1])
         return data.compute(done[-1])[0]
 

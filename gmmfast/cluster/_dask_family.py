@@ -23,7 +23,8 @@ from .._validation import exact_sum
 from ..core import Selection
 from . import _merge
 from ._dask_blocks import Blocks, _rows, cluster_sums, reduce_tree, run_pass
-from ._dask_tasks import Part, _block, _empty_part, _topped, _weights, expansion, walk_block
+from ._dask_tasks import (Part, _block, _empty_part, _topped, _weights, expansion, task_errors,
+                          walk_block)
 from ._merge import MergeBound
 from ._pass import ClusterSums, HamerlyBounds, assign
 
@@ -73,7 +74,8 @@ def _persist_pass(data: Blocks, outs: list):
     other reference) are released block by block as the new states are computed."""
     import dask
     data.passes += 1
-    persisted = dask.persist(*[st for st, _ in outs], reduce_tree([p for _, p in outs]))
+    with task_errors():
+        persisted = dask.persist(*[st for st, _ in outs], reduce_tree([p for _, p in outs]))
     outs.clear()
     return list(persisted[:-1]), data.compute(persisted[-1])[0]
 

@@ -10,6 +10,7 @@ imports dask.
 from __future__ import annotations
 
 import math
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, List, Optional, Tuple
 
@@ -119,6 +120,33 @@ def _combine_extra(a: Any, b: Any) -> Any:
 
 # -- block tasks ------------------------------------------------------------------------
 
+#: The attribute that marks an error of our checks raised in a task (see :func:`task_errors`).
+CHECK_MARK = "_gmmfast_check"
+
+
+@contextmanager
+def marked():
+    """Mark a ValueError or TypeError raised inside (a check of a block's input) as ours."""
+    try:
+        yield
+    except (ValueError, TypeError) as exc:
+        setattr(exc, CHECK_MARK, True)
+        raise
+
+
+@contextmanager
+def task_errors():
+    """On the driver, around a compute or persist: an error of our checks raised in a task
+    (:func:`marked`) is raised again as a clean copy, the same type and message without
+    the scheduler's frames and chained exceptions; any other error as it comes."""
+    try:
+        yield
+    except (ValueError, TypeError) as exc:
+        if getattr(exc, CHECK_MARK, False):
+            raise type(exc)(*exc.args) from None
+        raise
+
+
 #: The error of sparse X, in memory (check_array) and in a dask array's blocks.
 SPARSE_MESSAGE = "X: sparse input is not supported; pass a dense array (e.g. X.toarray())."
 
@@ -159,12 +187,14 @@ def _block(X_b: Any, dtype: np.dtype, check: Any) -> Tuple[np.ndarray, Optional[
     its largest |value| (None otherwise), checked dense, of the declared shape and dtype
     (``check`` a :class:`BlockCheck`), finite and within squared distances' range (the
     limit named)."""
-    if check and is_sparse(X_b):     # a dask array declared dense with sparse blocks
-        raise TypeError(SPARSE_MESSAGE)
-    if isinstance(check, BlockCheck):
-        check(X_b)
+    with marked():
+        if check and is_sparse(X_b):     # a dask array declared dense with sparse blocks
+            raise TypeError(SPARSE_MESSAGE)
+        if isinstance(check, BlockCheck):
+            check(X_b)
     X_b = np.ascontiguousarray(X_b, dtype=dtype)
-    top = check_magnitude(X_b, X_b.shape[1]) if check else None
+    with marked():
+        top = check_magnitude(X_b, X_b.shape[1]) if check else None
     return X_b, top
 
 
@@ -178,7 +208,8 @@ def _weights(sw_b: Any, n: int, dtype: np.dtype, check: bool) -> np.ndarray:
         return np.ones(n, dtype=dtype)
     sw = np.ascontiguousarray(sw_b, dtype=dtype)
     if check and (not np.isfinite(sw).all() or (sw < 0).any()):
-        raise ValueError("sample_weight must be finite and >= 0.")
+        with marked():
+            raise ValueError("sample_weight must be finite and >= 0.")
     return sw
 
 
