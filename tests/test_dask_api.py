@@ -197,3 +197,11 @@ def test_errors_in_tasks_are_raised_clean(scheduler, bad, error, match):
         with pytest.raises(error, match=match) as e:
             GMMKMeans(4, random_state=0).fit(Xd)
     _no_scheduler_frames(e)
+
+
+def test_an_in_memory_fit_drops_the_last_dask_fits_record():
+    X = mixture()
+    m = GMMKMeans(4, random_state=0, max_iter=3).fit(da.from_array(X, chunks=(500, 3)))
+    assert m._dask_passes
+    m.fit(X)
+    assert not hasattr(m, "_dask_passes")

@@ -329,6 +329,8 @@ class GMMKMeans(TransformerOutputMixin, BaseEstimator):
         self._set_feature_names(names)
         if rows.stats is not None:      # a scheduler's computes: (seconds, bytes received)
             self._dask_passes = rows.stats
+        else:                           # this fit's record only: none from an earlier fit
+            self.__dict__.pop("_dask_passes", None)
         self._fitted = True
         return self
 
