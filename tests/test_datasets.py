@@ -286,6 +286,13 @@ TABLES = [
 ]
 
 
+def test_read_points_rejects_an_empty_path():
+    """'' became Path('.'), the working folder, reported as '. is a folder'."""
+    from gmmfast.datasets import read_points
+    with pytest.raises(ValueError, match="path must name a file, got ''"):
+        read_points("")
+
+
 @pytest.mark.parametrize("text", TABLES)
 def test_read_points_fast_path_gives_the_line_by_line_array(tmp_path, monkeypatch, text):
     from gmmfast.datasets import _files, read_points

@@ -193,6 +193,8 @@ def read_points(path: Union[str, Path]) -> np.ndarray:
     """
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path must be a str or os.PathLike, got {path!r}.")
+    if not os.fspath(path):
+        raise ValueError("path must name a file, got ''.")   # Path('') would be the folder '.'
     path = Path(path)
     check_input_file(path)
     if path.suffix == ".npy":
