@@ -1,3 +1,4 @@
+"""``python -m gmmfast``: the ``gmmfast`` command, with Ctrl-C while it starts as one line."""
 import sys
 
 try:

@@ -1,10 +1,4 @@
-"""``python -m gmmfast.cli``: the ``gmmfast`` command."""
-import sys
+"""``python -m gmmfast.cli``: the ``gmmfast`` command, run as ``python -m gmmfast`` runs it."""
+import runpy
 
-try:
-    from . import main
-    code = main()
-except KeyboardInterrupt:   # Ctrl-C before main could catch it (importing the command)
-    code = 130
-    print("gmmfast: interrupted", file=sys.stderr)
-sys.exit(code)
+runpy.run_module("gmmfast", run_name="__main__")
