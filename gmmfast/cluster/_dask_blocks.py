@@ -23,7 +23,7 @@ from .._validation import (check_array, check_not_empty, check_sample_weight,
 from ._dask_tasks import (SPARSE_MESSAGE, BlockCheck, Part, combine, expansion, is_dask_array,
                           is_sparse, parallel_draw, parallel_update, partition_block,
                           pass_block, sample_block, task_errors, weight_stats)
-from ._init import _parallel, _plusplus
+from ._init import _plusplus, seed_centers
 from ._pass import ClusterSums
 from ._rows import uniform_sample
 
@@ -318,17 +318,6 @@ def kmeans_parallel_blocks(data: Blocks, k: int, rng: np.random.Generator, *,
     return _plusplus(C, k, part.extra.astype(data.dtype), rng, None, openmp_max_threads())
 
 
-def _seed_sample(S: np.ndarray, sw: np.ndarray, k: int, init: str,
-                 rng: np.random.Generator) -> np.ndarray:
-    """k-means++ or k-means|| on rows drawn from the blocks, by the internal seedings an
-    in-memory fit runs (:func:`~gmmfast.cluster._init.seed_centers`): the rows were checked
-    as part of the whole data, and a sample is not held again to the whole-data limits
-    (one that misses the few large rows of valid data would be refused as underflowing)."""
-    if init == "k-means++":
-        return _plusplus(S, k, sw, rng, None, openmp_max_threads())
-    return _parallel(S, k, sw, rng, 2.0, 5, openmp_max_threads())
-
-
 def init_centers(data: Blocks, p: Any, rng: np.random.Generator) -> np.ndarray:
     """Initial centers over the blocks by ``p.init``: ``"k-means++"`` seeds on a uniform
     sample of ``p.init_size`` rows drawn across the blocks ("auto": :func:`auto_sample_size`),
@@ -350,12 +339,12 @@ def init_centers(data: Blocks, p: Any, rng: np.random.Generator) -> np.ndarray:
         if isinstance(size, str):            # "auto"
             size = auto_sample_size(n, k) if init == "k-means++" else None
         if size is not None and size < n:
-            S, sw = draw_sample(data, size, k, rng)
-            return _seed_sample(S, sw, k, init, rng)
+            S, sw = draw_sample(data, size, k, rng)   # seeded as in memory (not as all X)
+            return seed_centers(S, sw, k, init, rng, openmp_max_threads(), S.shape[0])
         if init == "k-means||":
             return kmeans_parallel_blocks(data, k, rng)
         S, sw = draw_sample(data, n, k, rng)    # init_size >= n: all rows, as asked
-        return _seed_sample(S, sw, k, init, rng)
+        return seed_centers(S, sw, k, init, rng, openmp_max_threads(), S.shape[0])
     forgy = _rows(data, rng.choice(n, size=k, replace=False))
     if init == "forgy":
         return forgy
