@@ -19,7 +19,6 @@ import gzip
 import hashlib
 import os
 import re
-import tempfile
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -27,6 +26,7 @@ from typing import Any, List, Optional, Tuple, Union
 
 import numpy as np
 
+from .._atomic import atomic_path
 from .._validation import check_int, check_random_state, check_real
 
 __all__ = ["make_gmm200", "make_norm25", "load_sipu", "SIPU_SETS", "SIPU_SHA256", "ChecksumError",
@@ -209,34 +209,27 @@ def _download(url: str, target: Path, timeout: float, sha256: Optional[str] = No
     while not folder.exists() and folder != folder.parent:
         created.append(folder)
         folder = folder.parent
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=target.name + ".part")
-    except BaseException:
-        _remove_empty(created)
-        raise
     digest = hashlib.sha256()
     try:
-        with urllib.request.urlopen(url, timeout=timeout) as resp, os.fdopen(fd, "wb") as out:
-            while True:
-                chunk = resp.read(1 << 16)
-                if not chunk:
-                    break
-                digest.update(chunk)
-                out.write(chunk)
-        got = digest.hexdigest()
-        if sha256 is not None and got != sha256.lower():
-            raise ChecksumError(f"the SHA-256 of the downloaded {target.name} is {got}, "
-                                f"expected {sha256.lower()}: the download is corrupt or the "
-                                "file on the server changed; it was not kept.")
-        os.replace(tmp, target)    # atomic: a broken download never looks like a cached file
+        target.parent.mkdir(parents=True, exist_ok=True)
+        # whole or not at all: a broken download never looks like a cached file
+        with atomic_path(target) as tmp:
+            with urllib.request.urlopen(url, timeout=timeout) as resp, open(tmp, "wb") as out:
+                while True:
+                    chunk = resp.read(1 << 16)
+                    if not chunk:
+                        break
+                    digest.update(chunk)
+                    out.write(chunk)
+            got = digest.hexdigest()
+            if sha256 is not None and got != sha256.lower():
+                raise ChecksumError(f"the SHA-256 of the downloaded {target.name} is {got}, "
+                                    f"expected {sha256.lower()}: the download is corrupt or "
+                                    "the file on the server changed; it was not kept.")
     except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
         _remove_empty(created)
         raise
     return got
-
 
 def _remove_empty(folders: List[Path]) -> None:
     """Remove ``folders`` (deepest first) while they are empty."""
