@@ -355,6 +355,15 @@ DECLARED_UNCHANGED: Dict[str, str] = {
     "036ede4cad1b493e23d3e00051ba38f5eb48d373":
         "python -m gmmfast.cli runs gmmfast/__main__.py, whose lines it "
         "copied: the same calls; no bench script runs either entry point",
+    "f2b20a17f0996ed35b20ff69803d463ffaf72c4a":
+        "a Dask fit seeds its sample through seed_centers instead of a copy of its last "
+        "lines: the same _plusplus/_parallel calls with the same arguments; the 6012 arrays "
+        "of /work/q/s32/dask/identity.py bit-identical on 3290378 and after (Intel Xeon, "
+        "2026-12-02)",
+    "b3d76f4a7426cc01b545f01d605f7748fb84ee55":
+        "load_sipu writes a download through gmmfast._atomic instead of its own temporary "
+        "file: the same bytes kept (its SHA-256 checked as before), a cached file read by "
+        "the same code; the scripts read the data, never time the download",
 }
 
 #: The same for the results of some scripts only: commits that change code those scripts
